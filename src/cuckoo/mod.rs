@@ -1,0 +1,1 @@
+//! Cuckoo filters (in progress).
