@@ -93,7 +93,10 @@ mod tests {
         assert_eq!(murmur64a(b"item0", 0), 0xf5ad6b7065a89185);
         assert_eq!(pair(b"item0"), (0xb695a0dfad60344a, 0xa508c3304fbf7a69));
         assert_eq!(murmur64a(&[0x00, 0xff], 0), 0x0b704c5cb3ae5a25);
-        assert_eq!(pair(&[0x00, 0xff]), (0xf75c6e60c03635b7, 0x0bff0ba307d3258f));
+        assert_eq!(
+            pair(&[0x00, 0xff]),
+            (0xf75c6e60c03635b7, 0x0bff0ba307d3258f)
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! The core (`hash`, `bloom`, `cuckoo`, `rdb`, `dump`) has no Redis in it; the `module` layer
 //! (behind the default `module` feature) adapts it to the Redis module API.
+pub mod bloom;
 pub mod cuckoo;
 pub mod hash;
 pub mod rdb;

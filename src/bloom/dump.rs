@@ -1,0 +1,217 @@
+//! BF.SCANDUMP / BF.LOADCHUNK encoding: RedisBloom's packed little-endian header
+//! (20 bytes + 53 per link) followed by the links' bit arrays in chunks of at most 16 MiB
+//! that never span two links. Iterator `p >= 1` addresses byte `p - 1` of the concatenated
+//! bit arrays.
+
+use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
+use super::Chain;
+
+/// Largest chunk SCANDUMP returns and AOF rewrite emits.
+pub const MAX_CHUNK: u64 = 16 * 1024 * 1024;
+const HEADER_FIXED: usize = 20;
+const LINK_RECORD: usize = 53;
+
+/// A LOADCHUNK header that cannot become a filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderError {
+    /// Malformed or inconsistent (`ERR received bad data`).
+    BadData,
+    /// Valid, but larger than the per-filter memory limit.
+    TooLarge,
+}
+
+/// A LOADCHUNK data chunk that does not fit the filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkError {
+    /// `ERR received bad data`
+    BadData,
+    /// `ERR invalid offset - no link found`
+    NoLink,
+    /// `ERR invalid chunk - Too big for current filter`
+    TooBig,
+}
+
+/// One SCANDUMP step: the iterator to ask for next and the bytes at this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    pub next: i64,
+    pub bytes: &'a [u8],
+}
+
+/// A cursor over a byte slice that reads little-endian fields.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut field = [0u8; N];
+        if let Some((head, rest)) = self.bytes.split_first_chunk::<N>() {
+            field = *head;
+            self.bytes = rest;
+        }
+        field
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn f64(&mut self) -> f64 {
+        f64::from_le_bytes(self.take())
+    }
+    fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
+    }
+}
+
+impl Chain {
+    /// The header SCANDUMP returns at iterator 0.
+    pub fn encode_header(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * self.links.len());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.options.to_le_bytes());
+        out.extend_from_slice(&self.growth.to_le_bytes());
+        for link in &self.links {
+            out.extend_from_slice(&link.bytes().to_le_bytes());
+            out.extend_from_slice(&link.bits.to_le_bytes());
+            out.extend_from_slice(&link.size.to_le_bytes());
+            out.extend_from_slice(&link.error.to_le_bytes());
+            out.extend_from_slice(&link.bpe.to_le_bytes());
+            out.extend_from_slice(&link.hashes.to_le_bytes());
+            out.extend_from_slice(&link.entries.to_le_bytes());
+            out.push(link.n2);
+        }
+        out
+    }
+
+    /// An empty chain (all bits clear) shaped as a LOADCHUNK header describes.
+    pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Chain, HeaderError> {
+        let mut reader = Reader { bytes: header };
+        if header.len() < HEADER_FIXED {
+            return Err(HeaderError::BadData);
+        }
+        let size = reader.u64();
+        let nlinks = reader.u32();
+        let options = reader.u32();
+        let growth = reader.u32();
+        let expected_len = (nlinks as usize)
+            .checked_mul(LINK_RECORD)
+            .map(|l| l + HEADER_FIXED);
+        if nlinks == 0 || expected_len != Some(header.len()) {
+            return Err(HeaderError::BadData);
+        }
+        let mut shapes = Vec::with_capacity(nlinks as usize);
+        let mut total_bytes = 0u64;
+        for _ in 0..nlinks {
+            let bytes = reader.u64();
+            let bits = reader.u64();
+            let link_size = reader.u64();
+            let error = reader.f64();
+            let bpe = reader.f64();
+            let hashes = reader.u32();
+            let entries = reader.u64();
+            let n2 = reader.u8();
+            let shape = LinkShape {
+                entries,
+                error,
+                bpe,
+                hashes,
+                bits,
+                bytes,
+                n2,
+            };
+            validate_shape(&shape).map_err(|_| HeaderError::BadData)?;
+            total_bytes = total_bytes
+                .checked_add(bytes)
+                .ok_or(HeaderError::TooLarge)?;
+            shapes.push((shape, link_size));
+        }
+        // Every size is checked before the first bit array is allocated.
+        let probe = Chain {
+            size,
+            options,
+            growth,
+            links: Vec::new(),
+        };
+        let reported = super::reported_size(u64::from(nlinks), total_bytes);
+        if reported.is_none_or(|r| r > max_bytes) {
+            return Err(HeaderError::TooLarge);
+        }
+        let force64 = options & OPT_FORCE64 != 0;
+        let mut links = Vec::with_capacity(shapes.len());
+        for (shape, link_size) in shapes {
+            let mut link = Link::allocate(&shape, force64).map_err(|_| HeaderError::TooLarge)?;
+            link.size = link_size;
+            links.push(link);
+        }
+        let chain = Chain { links, ..probe };
+        chain
+            .validate(max_bytes)
+            .map_err(|_| HeaderError::BadData)?;
+        Ok(chain)
+    }
+
+    /// The link holding byte `offset` of the concatenated bit arrays, and the offset in it.
+    fn locate(&self, offset: u64) -> Option<(usize, usize)> {
+        let mut start = 0u64;
+        for (index, link) in self.links.iter().enumerate() {
+            let end = start.checked_add(link.bytes())?;
+            if offset < end {
+                return usize::try_from(offset - start)
+                    .ok()
+                    .map(|within| (index, within));
+            }
+            start = end;
+        }
+        None
+    }
+
+    /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end (or for `iter < 1`).
+    pub fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
+        let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
+        let (index, within) = self.locate(offset)?;
+        let array = &self.links.get(index)?.array;
+        let rest = array.get(within..)?;
+        let len = rest.len().min(MAX_CHUNK as usize);
+        let next = iter.checked_add(len as i64)?;
+        Some(Chunk {
+            next,
+            bytes: rest.get(..len)?,
+        })
+    }
+
+    /// Every chunk from iterator 1 on, as AOF rewrite emits them.
+    pub fn chunks(&self) -> impl Iterator<Item = Chunk<'_>> {
+        let mut iter = 1i64;
+        std::iter::from_fn(move || {
+            let chunk = self.chunk_at(iter)?;
+            iter = chunk.next;
+            Some(chunk)
+        })
+    }
+
+    /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
+    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
+        let len = data.len() as u64;
+        let iter = u64::try_from(iter).map_err(|_| ChunkError::BadData)?;
+        if iter == 0 || iter < len {
+            return Err(ChunkError::BadData);
+        }
+        let start = (iter - len).checked_sub(1).ok_or(ChunkError::NoLink)?;
+        let (index, within) = self.locate(start).ok_or(ChunkError::NoLink)?;
+        let array = self
+            .links
+            .get_mut(index)
+            .map(|l| &mut l.array)
+            .ok_or(ChunkError::NoLink)?;
+        let target = array
+            .get_mut(within..)
+            .and_then(|rest| rest.get_mut(..data.len()))
+            .ok_or(ChunkError::TooBig)?;
+        target.copy_from_slice(data);
+        Ok(())
+    }
+}

@@ -1,0 +1,333 @@
+//! One link of a scalable Bloom filter: a bit array with its own capacity, error rate and
+//! number of hash functions, sized and probed exactly as RedisBloom's `struct bloom`.
+
+use super::ItemHash;
+
+/// ln(2), with the digits RedisBloom uses.
+const LN2: f64 = 0.693_147_180_559_945;
+/// ln(2)², with the digits RedisBloom uses.
+const LN2_SQUARED: f64 = 0.480_453_013_918_201;
+/// More hash functions than any error rate a double can hold needs (`-log2(5e-324)` ≈ 1075);
+/// a dump asking for more is refused instead of turning every add into a long loop.
+pub const MAX_HASHES: u32 = 1100;
+
+/// Chain option bits, as stored in headers and RDB values.
+pub const OPT_NOROUND: u32 = 1;
+pub const OPT_ENTS_IS_BITS: u32 = 2;
+pub const OPT_FORCE64: u32 = 4;
+pub const OPT_NO_SCALING: u32 = 8;
+pub const OPT_ALL: u32 = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
+
+/// Why a link could not be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkError {
+    /// The parameters describe no valid link (RedisBloom's `bloom_init` returning 1).
+    Invalid,
+    /// The bit array would be larger than allowed.
+    TooLarge,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// Capacity: items this link takes before the chain grows.
+    pub entries: u64,
+    pub error: f64,
+    /// Bits per entry.
+    pub bpe: f64,
+    pub hashes: u32,
+    /// Bits used for positions (`bytes * 8` for every link built here).
+    pub bits: u64,
+    /// log2 of the bit count for legacy power-of-two links, 0 otherwise.
+    pub n2: u8,
+    /// Items added to this link.
+    pub size: u64,
+    pub force64: bool,
+    pub array: Box<[u8]>,
+}
+
+/// The geometry of a link before its bit array exists, so sizes can be checked first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkShape {
+    pub entries: u64,
+    pub error: f64,
+    pub bpe: f64,
+    pub hashes: u32,
+    pub bits: u64,
+    pub bytes: u64,
+    pub n2: u8,
+}
+
+/// Bits per entry for a target error rate.
+pub fn bits_per_entry(error: f64) -> f64 {
+    (-(error.ln() / LN2_SQUARED)).abs()
+}
+
+/// The number of hash functions RedisBloom derives from bits per entry.
+pub fn hashes_for(bpe: f64) -> Option<u32> {
+    let h = (LN2 * bpe).ceil();
+    (h.is_finite() && h >= 1.0 && h <= f64::from(MAX_HASHES)).then_some(h as u32)
+}
+
+impl LinkShape {
+    /// Sizes a link for `entries` items at `error`, under the chain's `options`.
+    pub fn new(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
+        // `!(error > 0.0)` also refuses NaN.
+        if entries < 1 || !(error > 0.0) || error >= 1.0 {
+            return Err(LinkError::Invalid);
+        }
+        let bpe = bits_per_entry(error);
+        let hashes = hashes_for(bpe).ok_or(LinkError::Invalid)?;
+        let mut entries = entries;
+        let mut n2 = 0u8;
+        let wanted = entries as f64 * bpe;
+        let bits = if options & OPT_ENTS_IS_BITS != 0 {
+            if entries > 63 {
+                return Err(LinkError::Invalid);
+            }
+            n2 = entries as u8;
+            let bits = 1u64 << n2;
+            entries = (bits as f64 / bpe) as u64;
+            bits
+        } else if options & OPT_NOROUND != 0 {
+            // A product of 2^64 or more would wrap in RedisBloom and build a tiny filter.
+            if wanted >= 18_446_744_073_709_551_616.0 {
+                return Err(LinkError::TooLarge);
+            }
+            (wanted as u64).max(1)
+        } else {
+            if !(wanted >= 1.0) {
+                return Err(LinkError::Invalid);
+            }
+            let exponent = wanted.log2().floor();
+            if exponent >= 63.0 {
+                return Err(LinkError::TooLarge);
+            }
+            n2 = exponent as u8 + 1;
+            let bits = 1u64 << n2;
+            let spare_items = ((bits as f64 - wanted) as u64) as f64 / bpe;
+            entries = entries.saturating_add(spare_items as u64);
+            bits
+        };
+        let bytes = bits
+            .div_ceil(64)
+            .checked_mul(8)
+            .ok_or(LinkError::TooLarge)?;
+        let bits = bytes.checked_mul(8).ok_or(LinkError::TooLarge)?;
+        Ok(Self {
+            entries,
+            error,
+            bpe,
+            hashes,
+            bits,
+            bytes,
+            n2,
+        })
+    }
+}
+
+impl Link {
+    /// Allocates the zeroed bit array of a shape whose size the caller has checked.
+    pub fn allocate(shape: &LinkShape, force64: bool) -> Result<Self, LinkError> {
+        let bytes = usize::try_from(shape.bytes).map_err(|_| LinkError::TooLarge)?;
+        let mut array = Vec::new();
+        array
+            .try_reserve_exact(bytes)
+            .map_err(|_| LinkError::TooLarge)?;
+        array.resize(bytes, 0);
+        Ok(Self::from_parts(
+            shape,
+            force64,
+            0,
+            array.into_boxed_slice(),
+        ))
+    }
+
+    /// Builds a link around an existing bit array (loaded from a dump).
+    pub fn from_parts(shape: &LinkShape, force64: bool, size: u64, array: Box<[u8]>) -> Self {
+        Self {
+            entries: shape.entries,
+            error: shape.error,
+            bpe: shape.bpe,
+            hashes: shape.hashes,
+            bits: shape.bits,
+            n2: shape.n2,
+            size,
+            force64,
+            array,
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.array.len() as u64
+    }
+
+    /// The modulus positions are reduced by: the bit count, or 2^n2 for legacy links.
+    #[inline]
+    fn modulus(&self) -> u64 {
+        if self.n2 > 0 {
+            1u64 << self.n2
+        } else {
+            self.bits
+        }
+    }
+
+    /// The byte index and mask of the i-th probe.
+    #[inline]
+    fn probe(&self, hash: ItemHash, i: u64, modulus: u64) -> (usize, u8) {
+        let position = hash.a.wrapping_add(i.wrapping_mul(hash.b)) % modulus;
+        ((position >> 3) as usize, 1u8 << (position & 7))
+    }
+
+    /// Whether every probed bit is set.
+    #[inline]
+    pub fn contains(&self, hash: ItemHash) -> bool {
+        let modulus = self.modulus();
+        (0..u64::from(self.hashes)).all(|i| {
+            let (byte, mask) = self.probe(hash, i, modulus);
+            self.array.get(byte).is_some_and(|b| b & mask != 0)
+        })
+    }
+
+    /// Sets every probed bit; true if at least one was clear.
+    #[inline]
+    pub fn insert(&mut self, hash: ItemHash) -> bool {
+        let modulus = self.modulus();
+        let mut changed = false;
+        for i in 0..u64::from(self.hashes) {
+            let (byte, mask) = self.probe(hash, i, modulus);
+            if let Some(b) = self.array.get_mut(byte) {
+                changed |= *b & mask == 0;
+                *b |= mask;
+            }
+        }
+        changed
+    }
+
+    pub fn shape(&self) -> LinkShape {
+        LinkShape {
+            entries: self.entries,
+            error: self.error,
+            bpe: self.bpe,
+            hashes: self.hashes,
+            bits: self.bits,
+            bytes: self.bytes(),
+            n2: self.n2,
+        }
+    }
+}
+
+/// RedisBloom's integrity check for a link read from a dump, tightened so that every probe
+/// stays inside the bit array: `bits` may not exceed the array, nor may `2^n2`.
+pub fn validate_shape(shape: &LinkShape) -> Result<(), &'static str> {
+    if !(shape.error > 0.0 && shape.error < 1.0) {
+        return Err("error rate out of range");
+    }
+    if shape.n2 > 63 {
+        return Err("n2 out of range");
+    }
+    if shape.bits == 0 || shape.bytes.checked_mul(8).is_none_or(|b| shape.bits > b) {
+        return Err("bit count does not match the array");
+    }
+    if shape.n2 != 0 && shape.bits < (1u64 << shape.n2) {
+        return Err("bit count smaller than 2^n2");
+    }
+    if hashes_for(shape.bpe) != Some(shape.hashes) {
+        return Err("hash count does not match bits per entry");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noround(entries: u64, error: f64) -> LinkShape {
+        LinkShape::new(entries, error, OPT_NOROUND | OPT_FORCE64).unwrap()
+    }
+
+    #[test]
+    fn sizing_table_of_a_default_chain() {
+        // BF.RESERVE g 0.01 100: link i has capacity 100*2^i and error 0.01*0.5^(i+1).
+        let expected = [
+            (100, 144, 8),
+            (200, 312, 9),
+            (400, 696, 10),
+            (800, 1536, 11),
+            (1600, 3360, 12),
+            (3200, 7304, 13),
+        ];
+        let mut error = 0.005;
+        for (entries, bytes, hashes) in expected {
+            let shape = noround(entries, error);
+            assert_eq!(
+                (shape.entries, shape.bytes, shape.bits, shape.hashes),
+                (entries, bytes, bytes * 8, hashes)
+            );
+            error *= 0.5;
+        }
+    }
+
+    #[test]
+    fn sizing_with_expansion_four() {
+        let bytes: Vec<u64> = (0..6)
+            .map(|i| noround(1000 * 4u64.pow(i), 0.001 * 0.5f64.powi(i as i32 + 1)).bytes)
+            .collect();
+        assert_eq!(bytes, [1984, 8632, 37416, 161192, 690920, 2948328]);
+    }
+
+    #[test]
+    fn extreme_error_rates() {
+        let tiny = noround(1, 1e-300 / 2.0);
+        assert_eq!((tiny.bits, tiny.hashes), (1472, 998));
+        let loose = noround(1, 0.999999 / 2.0);
+        assert_eq!((loose.bits, loose.hashes), (64, 2));
+    }
+
+    #[test]
+    fn product_beyond_u64_is_too_large() {
+        assert_eq!(
+            LinkShape::new(u64::MAX / 2, 0.01, OPT_NOROUND),
+            Err(LinkError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn legacy_power_of_two_sizing() {
+        // A legacy chain's second link for 40 items at 0.005 gets 512 bits and capacity 46.
+        let shape = LinkShape::new(40, 0.005, 0).unwrap();
+        assert_eq!((shape.bits, shape.entries, shape.n2), (512, 46, 9));
+    }
+
+    #[test]
+    fn invalid_parameters() {
+        assert_eq!(
+            LinkShape::new(0, 0.01, OPT_NOROUND),
+            Err(LinkError::Invalid)
+        );
+        assert_eq!(LinkShape::new(1, 0.0, OPT_NOROUND), Err(LinkError::Invalid));
+        assert_eq!(LinkShape::new(1, 1.0, OPT_NOROUND), Err(LinkError::Invalid));
+        assert_eq!(
+            LinkShape::new(1, f64::NAN, OPT_NOROUND),
+            Err(LinkError::Invalid)
+        );
+    }
+
+    #[test]
+    fn probes_of_foo_in_a_default_link() {
+        let shape = noround(100, 0.005);
+        let mut link = Link::allocate(&shape, true).unwrap();
+        let hash = ItemHash {
+            a: 0x822b4f99b121f10d,
+            b: 0x9d63d52a557f61c2,
+        };
+        assert!(link.insert(hash));
+        let set: Vec<u64> = (0..link.bits)
+            .filter(|p| link.array[(p >> 3) as usize] & (1 << (p & 7)) != 0)
+            .collect();
+        let mut expected = vec![269, 847, 145, 723, 21, 599, 25, 475];
+        expected.sort();
+        assert_eq!(set, expected);
+        assert!(link.contains(hash));
+        assert!(!link.insert(hash));
+    }
+}

@@ -1,0 +1,246 @@
+//! Scalable Bloom filters as RedisBloom builds them: a chain of links, each larger and
+//! tighter than the one before, with the same hashing, sizing and growth rules, so a filter
+//! built here holds the same bits as RedisBloom's.
+
+mod dump;
+mod link;
+mod rdb;
+
+pub use dump::{Chunk, ChunkError, HeaderError, MAX_CHUNK};
+pub use link::{
+    Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
+};
+
+use crate::hash::{murmur2, murmur64a};
+
+/// Each new link's error rate is the previous one's times this.
+pub const ERROR_TIGHTENING: f64 = 0.5;
+/// Bytes RedisBloom accounts for the chain itself and for each link (its C struct sizes).
+const CHAIN_OVERHEAD: u64 = 32;
+const LINK_OVERHEAD: u64 = 64;
+
+/// The two 64-bit hashes an item's probe positions are derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemHash {
+    pub a: u64,
+    pub b: u64,
+}
+
+/// Why a chain could not be created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateError {
+    Invalid,
+    TooLarge,
+}
+
+/// Why an item could not be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddError {
+    /// A non-scaling filter holds its capacity.
+    Full,
+    /// A new link was needed and could not be built (too large, or parameters ran out).
+    CannotGrow,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chain {
+    /// Items added (reported new) over all links.
+    pub size: u64,
+    pub options: u32,
+    /// Capacity factor from one link to the next (EXPANSION).
+    pub growth: u32,
+    pub links: Vec<Link>,
+}
+
+/// Bytes a chain with these link sizes reports (BF.INFO Size, MEMORY USAGE).
+fn reported_size(nlinks: u64, link_bytes: u64) -> Option<u64> {
+    LINK_OVERHEAD
+        .checked_mul(nlinks)?
+        .checked_add(CHAIN_OVERHEAD)?
+        .checked_add(link_bytes)
+}
+
+impl From<LinkError> for CreateError {
+    fn from(e: LinkError) -> Self {
+        match e {
+            LinkError::Invalid => CreateError::Invalid,
+            LinkError::TooLarge => CreateError::TooLarge,
+        }
+    }
+}
+
+impl Chain {
+    /// A new empty chain: `BF.RESERVE` and auto-creation. A scaling chain's first link gets
+    /// half the requested error rate; a non-scaling one gets all of it.
+    pub fn new(
+        capacity: u64,
+        error: f64,
+        growth: u32,
+        scaling: bool,
+        max_bytes: u64,
+    ) -> Result<Self, CreateError> {
+        let mut options = OPT_NOROUND | OPT_FORCE64;
+        let mut link_error = error * ERROR_TIGHTENING;
+        if !scaling {
+            options |= OPT_NO_SCALING;
+            link_error = error;
+        }
+        let shape = LinkShape::new(capacity, link_error, options)?;
+        if reported_size(1, shape.bytes).is_none_or(|size| size > max_bytes) {
+            return Err(CreateError::TooLarge);
+        }
+        let link = Link::allocate(&shape, true)?;
+        Ok(Self {
+            size: 0,
+            options,
+            growth,
+            links: vec![link],
+        })
+    }
+
+    pub fn is_scaling(&self) -> bool {
+        self.options & OPT_NO_SCALING == 0
+    }
+
+    /// Whether the chain hashes with MurmurHash64A (all filters created since RedisBloom 2.0).
+    pub fn is_64bit(&self) -> bool {
+        self.options & OPT_FORCE64 != 0
+    }
+
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> ItemHash {
+        if self.is_64bit() {
+            let a = murmur64a(item, 0xc6a4_a793_5bd1_e995);
+            ItemHash {
+                a,
+                b: murmur64a(item, a),
+            }
+        } else {
+            let a = murmur2(item, 0x9747_b28c);
+            ItemHash {
+                a: u64::from(a),
+                b: u64::from(murmur2(item, a)),
+            }
+        }
+    }
+
+    #[inline]
+    pub fn contains(&self, item: &[u8]) -> bool {
+        let hash = self.hash(item);
+        self.links.iter().rev().any(|link| link.contains(hash))
+    }
+
+    /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
+    pub fn add(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
+        let hash = self.hash(item);
+        if self.links.iter().rev().any(|link| link.contains(hash)) {
+            return Ok(false);
+        }
+        let needs_link = self
+            .links
+            .last()
+            .is_none_or(|link| link.size >= link.entries);
+        if needs_link {
+            if !self.is_scaling() {
+                return Err(AddError::Full);
+            }
+            self.grow(max_bytes)?;
+        }
+        let link = self.links.last_mut().ok_or(AddError::CannotGrow)?;
+        let added = link.insert(hash);
+        if added {
+            link.size += 1;
+            self.size += 1;
+        }
+        Ok(added)
+    }
+
+    /// Appends a link `growth` times larger and twice as tight as the newest one.
+    fn grow(&mut self, max_bytes: u64) -> Result<(), AddError> {
+        let newest = self.links.last().ok_or(AddError::CannotGrow)?;
+        let entries = newest
+            .entries
+            .checked_mul(u64::from(self.growth))
+            .ok_or(AddError::CannotGrow)?;
+        let shape = LinkShape::new(entries, newest.error * ERROR_TIGHTENING, self.options)
+            .map_err(|_| AddError::CannotGrow)?;
+        let total = self.link_bytes().checked_add(shape.bytes);
+        let fits = total
+            .and_then(|bytes| reported_size(self.links.len() as u64 + 1, bytes))
+            .is_some_and(|size| size <= max_bytes);
+        if !fits {
+            return Err(AddError::CannotGrow);
+        }
+        let link = Link::allocate(&shape, self.is_64bit()).map_err(|_| AddError::CannotGrow)?;
+        self.links.push(link);
+        Ok(())
+    }
+
+    fn link_bytes(&self) -> u64 {
+        self.links
+            .iter()
+            .map(Link::bytes)
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Sum of link capacities (BF.INFO Capacity).
+    pub fn capacity(&self) -> u64 {
+        self.links
+            .iter()
+            .fold(0u64, |sum, link| sum.wrapping_add(link.entries))
+    }
+
+    /// Bytes as RedisBloom reports them (BF.INFO Size): struct sizes plus bit arrays.
+    pub fn reported_bytes(&self) -> u64 {
+        reported_size(self.links.len() as u64, self.link_bytes()).unwrap_or(u64::MAX)
+    }
+
+    /// RedisBloom's chain integrity check: known options only, and link sizes adding up.
+    fn validate(&self, max_bytes: u64) -> Result<(), &'static str> {
+        if self.links.is_empty() {
+            return Err("no links");
+        }
+        if self.options & !link::OPT_ALL != 0 {
+            return Err("unknown option bits");
+        }
+        let total = self
+            .links
+            .iter()
+            .try_fold(0u64, |sum, link| sum.checked_add(link.size));
+        if total != Some(self.size) {
+            return Err("link sizes do not add up");
+        }
+        if self.reported_bytes() > max_bytes {
+            return Err("too large");
+        }
+        Ok(())
+    }
+}
+
+/// Formats a double as C's `%g` does (six significant digits), for BF.DEBUG.
+pub fn format_g(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let exponent = format!("{value:.5e}");
+    let (mantissa, exp) = exponent.split_once('e').unwrap_or((&exponent, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        let decimals = (5 - exp).max(0) as usize;
+        trim_zeros(&format!("{value:.decimals$}")).to_string()
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", trim_zeros(mantissa), sign, exp.abs())
+    }
+}
+
+fn trim_zeros(number: &str) -> &str {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    }
+}
+
+#[cfg(test)]
+mod tests;
