@@ -10,6 +10,7 @@ pub use dump::{Chunk, ChunkError, HeaderError, MAX_CHUNK};
 pub use link::{
     Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
 };
+pub use rdb::ENCODING_VERSION;
 
 use crate::hash::{murmur2, murmur64a};
 

@@ -1,0 +1,474 @@
+//! The `BF.*` commands: argument parsing in RedisBloom's exact order, then one call into the
+//! Bloom core, then the reply.
+
+use std::ffi::CStr;
+
+use super::config;
+use super::errors::*;
+use super::ffi::{Args, Ctx, Slot};
+use super::types::BLOOM_TYPE;
+use crate::bloom::{format_g, AddError, Chain, ChunkError, CreateError, HeaderError};
+
+/// Expansion of filters created without one.
+const DEFAULT_GROWTH: u32 = 2;
+
+/// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT.
+#[derive(Debug, Clone, Copy)]
+struct CreateOptions {
+    capacity: u64,
+    error: f64,
+    growth: u32,
+    scaling: bool,
+}
+
+impl CreateOptions {
+    fn defaults() -> Self {
+        Self {
+            capacity: config::bf_initial_size(),
+            error: config::bf_error_rate(),
+            growth: DEFAULT_GROWTH,
+            scaling: true,
+        }
+    }
+}
+
+fn create_error(e: CreateError) -> CommandError {
+    match e {
+        CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
+        CreateError::Invalid => BF_COULD_NOT_CREATE.into(),
+    }
+}
+
+fn add_error(e: AddError) -> &'static CStr {
+    match e {
+        AddError::Full => BF_FULL,
+        AddError::CannotGrow => BF_PROBLEM_INSERTING,
+    }
+}
+
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
+    if !(4..=7).contains(&args.len()) {
+        return Err(CommandError::Arity);
+    }
+    let error = args.double(2).ok_or(BAD_ERROR_RATE)?;
+    if !(error > 0.0 && error < 1.0) {
+        return Err(ERROR_RATE_RANGE.into());
+    }
+    let capacity = args.int(3).ok_or(BAD_CAPACITY)?;
+    if capacity <= 0 {
+        return Err(CAPACITY_RANGE.into());
+    }
+    // Deviation D3: keywords are looked for among the optional arguments only.
+    let scaling = !(4..args.len()).any(|i| args.is(i, "NONSCALING"));
+    let mut growth = DEFAULT_GROWTH;
+    if let Some(at) = (4..args.len()).find(|i| args.is(*i, "EXPANSION")) {
+        if at + 1 == args.len() {
+            return Err(NO_EXPANSION.into());
+        }
+        if !scaling {
+            return Err(NONSCALING_EXPAND.into());
+        }
+        let expansion = args.int(at + 1).ok_or(BAD_EXPANSION)?;
+        if expansion < 1 {
+            return Err(EXPANSION_RANGE.into());
+        }
+        // RedisBloom keeps the expansion in 32 bits.
+        growth = expansion as u32;
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    match key.slot::<Chain>(&BLOOM_TYPE) {
+        Slot::Empty => {}
+        Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
+        Slot::WrongType => return Err(WRONG_TYPE.into()),
+    }
+    let chain = Chain::new(
+        capacity as u64,
+        error,
+        growth,
+        scaling,
+        config::max_filter_bytes(),
+    )
+    .map_err(create_error)?;
+    key.set(&BLOOM_TYPE, chain);
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    ctx.notify(c"bf.reserve", key_name);
+    Ok(())
+}
+
+/// BF.ADD key item
+pub fn add(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    insert_items(
+        ctx,
+        args,
+        2,
+        Some(CreateOptions::defaults()),
+        false,
+        c"bf.add",
+    )
+}
+
+/// BF.MADD key item [item ...]
+pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() < 3 {
+        return Err(CommandError::Arity);
+    }
+    insert_items(
+        ctx,
+        args,
+        2,
+        Some(CreateOptions::defaults()),
+        true,
+        c"bf.madd",
+    )
+}
+
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
+pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() < 4 {
+        return Err(CommandError::Arity);
+    }
+    let mut options = CreateOptions::defaults();
+    let (mut capacity, mut expansion) = (options.capacity as i64, i64::from(options.growth));
+    let mut create = true;
+    let mut items_at = None;
+    let mut i = 2;
+    // RedisBloom looks only at the leading letters of each option word.
+    while i < args.len() {
+        let word = args.bytes(i).to_ascii_lowercase();
+        match word.first() {
+            Some(b'i') => {
+                items_at = Some(i + 1);
+                break;
+            }
+            Some(b'e') | Some(b'c') if i + 1 >= args.len() => return Err(CommandError::Arity),
+            Some(b'e') if word.get(1) == Some(&b'r') => {
+                options.error = args.double(i + 1).ok_or(INSERT_BAD_ERROR_RATE)?;
+                i += 2;
+            }
+            Some(b'e') => {
+                expansion = args.int(i + 1).ok_or(INSERT_BAD_EXPANSION)?;
+                i += 2;
+            }
+            Some(b'c') => {
+                capacity = args.int(i + 1).ok_or(INSERT_BAD_CAPACITY)?;
+                i += 2;
+            }
+            Some(b'n') => {
+                if word.get(2) == Some(&b'c') {
+                    create = false;
+                } else {
+                    options.scaling = false;
+                }
+                i += 1;
+            }
+            _ => return Err(INSERT_UNKNOWN_ARGUMENT.into()),
+        }
+    }
+    let items_at = items_at
+        .filter(|at| *at < args.len())
+        .ok_or(CommandError::Arity)?;
+    if !(options.error > 0.0 && options.error < 1.0) || capacity < 1 || expansion < 1 {
+        return Err(INSERT_BAD_ARGUMENT.into());
+    }
+    options.capacity = capacity as u64;
+    options.growth = expansion as u32;
+    insert_items(
+        ctx,
+        args,
+        items_at,
+        create.then_some(options),
+        true,
+        c"bf.insert",
+    )
+}
+
+/// Adds `args[first..]` to the key, creating it with `create` when missing.
+fn insert_items(
+    ctx: Ctx,
+    args: Args,
+    first: usize,
+    create: Option<CreateOptions>,
+    multi: bool,
+    event: &CStr,
+) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let max_bytes = config::max_filter_bytes();
+    let mut changed = false;
+    let chain = match (key.slot::<Chain>(&BLOOM_TYPE), create) {
+        (Slot::Ours(chain), _) => chain,
+        (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
+        (Slot::Empty, None) => return Err(NOT_FOUND.into()),
+        (Slot::Empty, Some(o)) => {
+            let chain = Chain::new(o.capacity, o.error, o.growth, o.scaling, max_bytes)
+                .map_err(create_error)?;
+            replicate_creation(ctx, args, &o);
+            changed = true;
+            key.set(&BLOOM_TYPE, chain)
+        }
+    };
+    if multi {
+        ctx.reply_array_postponed();
+    }
+    let mut replied = 0;
+    for item in args.items(first) {
+        replied += 1;
+        match chain.add(item, max_bytes) {
+            Ok(added) => {
+                changed |= added;
+                ctx.reply_bool(added);
+            }
+            Err(e) => {
+                ctx.reply_error(add_error(e));
+                if e == AddError::Full {
+                    break;
+                }
+            }
+        }
+    }
+    if multi {
+        ctx.set_array_len(replied);
+    }
+    ctx.replicate_verbatim();
+    if changed {
+        ctx.notify(event, key_name);
+    }
+    Ok(())
+}
+
+/// Deviation D10: a filter created implicitly is propagated as an explicit BF.RESERVE, so a
+/// replica or the AOF builds it with the primary's parameters, not its own defaults.
+fn replicate_creation(ctx: Ctx, args: Args, o: &CreateOptions) {
+    let Some(key) = args.raw(1) else { return };
+    let error = format!("{:?}", o.error);
+    let capacity = o.capacity.to_string();
+    if o.scaling {
+        let growth = o.growth.to_string();
+        ctx.replicate(
+            c"BF.RESERVE",
+            key,
+            &[
+                error.as_bytes(),
+                capacity.as_bytes(),
+                b"EXPANSION",
+                growth.as_bytes(),
+            ],
+        );
+    } else {
+        ctx.replicate(
+            c"BF.RESERVE",
+            key,
+            &[error.as_bytes(), capacity.as_bytes(), b"NONSCALING"],
+        );
+    }
+}
+
+/// BF.EXISTS key item
+pub fn exists(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    check_items(ctx, args, false)
+}
+
+/// BF.MEXISTS key item [item ...]
+pub fn mexists(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() < 3 {
+        return Err(CommandError::Arity);
+    }
+    check_items(ctx, args, true)
+}
+
+fn check_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, false);
+    // A missing key or one of another type answers "not present" for every item.
+    let chain = match key.slot::<Chain>(&BLOOM_TYPE) {
+        Slot::Ours(chain) => Some(&*chain),
+        _ => None,
+    };
+    if multi {
+        ctx.reply_array(args.len() - 2);
+    }
+    for item in args.items(2) {
+        ctx.reply_bool(chain.is_some_and(|c| c.contains(item)));
+    }
+    Ok(())
+}
+
+/// Opens a key that must hold a Bloom filter, for reading.
+fn with_chain(
+    ctx: Ctx,
+    args: Args,
+    body: impl FnOnce(&mut Chain) -> CommandResult,
+) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, false);
+    match key.slot::<Chain>(&BLOOM_TYPE) {
+        Slot::Ours(chain) => body(chain),
+        Slot::Empty => Err(NOT_FOUND.into()),
+        Slot::WrongType => Err(WRONG_TYPE.into()),
+    }
+}
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+pub fn info(ctx: Ctx, args: Args) -> CommandResult {
+    if !(2..=3).contains(&args.len()) {
+        return Err(CommandError::Arity);
+    }
+    with_chain(ctx, args, |chain| {
+        let growth = chain.is_scaling().then_some(i64::from(chain.growth));
+        let fields: [(&str, &CStr, Option<i64>); 5] = [
+            ("capacity", c"Capacity", Some(chain.capacity() as i64)),
+            ("size", c"Size", Some(chain.reported_bytes() as i64)),
+            (
+                "filters",
+                c"Number of filters",
+                Some(chain.links.len() as i64),
+            ),
+            (
+                "items",
+                c"Number of items inserted",
+                Some(chain.size as i64),
+            ),
+            ("expansion", c"Expansion rate", growth),
+        ];
+        let reply_value = |value: Option<i64>| match value {
+            Some(v) => ctx.reply_int(v),
+            None => ctx.reply_null(),
+        };
+        if args.len() == 2 {
+            ctx.reply_map(fields.len());
+            for (_, name, value) in fields {
+                ctx.reply_simple(name);
+                reply_value(value);
+            }
+            return Ok(());
+        }
+        let (_, name, value) = fields
+            .into_iter()
+            .find(|(word, _, _)| args.is(2, word))
+            .ok_or(INVALID_INFO_FIELD)?;
+        if ctx.is_resp3() {
+            ctx.reply_map(1);
+            ctx.reply_simple(name);
+        } else {
+            ctx.reply_array(1);
+        }
+        reply_value(value);
+        Ok(())
+    })
+}
+
+/// BF.CARD key
+pub fn card(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    match with_chain(ctx, args, |chain| {
+        ctx.reply_int(chain.size as i64);
+        Ok(())
+    }) {
+        Err(CommandError::Reply(e)) if e == NOT_FOUND => {
+            ctx.reply_int(0);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// BF.DEBUG key
+pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    with_chain(ctx, args, |chain| {
+        ctx.reply_array(chain.links.len() + 1);
+        ctx.reply_bulk(format!("size:{}", chain.size).as_bytes());
+        let width = if chain.is_64bit() { 64 } else { 32 };
+        for link in &chain.links {
+            let bits = if link.bits == 0 {
+                1u64 << link.n2
+            } else {
+                link.bits
+            };
+            let line = format!(
+                "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+                link.bytes(),
+                bits,
+                link.hashes,
+                width,
+                link.entries,
+                link.size,
+                format_g(link.error)
+            );
+            ctx.reply_bulk(line.as_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// BF.SCANDUMP key iterator
+pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    with_chain(ctx, args, |chain| {
+        let iter = args.int(2).ok_or(SCANDUMP_NOT_NUMERIC)?;
+        ctx.reply_array(2);
+        if iter == 0 {
+            ctx.reply_int(1);
+            ctx.reply_bulk(&chain.encode_header());
+            return Ok(());
+        }
+        match chain.chunk_at(iter) {
+            Some(chunk) => {
+                ctx.reply_int(chunk.next);
+                ctx.reply_bulk(chunk.bytes);
+            }
+            None => {
+                ctx.reply_int(0);
+                ctx.reply_bulk(b"");
+            }
+        }
+        Ok(())
+    })
+}
+
+/// BF.LOADCHUNK key iterator data
+pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 4 {
+        return Err(CommandError::Arity);
+    }
+    let iter = args.int(2).ok_or(LOADCHUNK_NOT_NUMERIC)?;
+    let data = args.bytes(3);
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    match key.slot::<Chain>(&BLOOM_TYPE) {
+        Slot::WrongType => return Err(WRONG_TYPE.into()),
+        Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
+        Slot::Empty => {
+            let chain =
+                Chain::from_header(data, config::max_filter_bytes()).map_err(|e| match e {
+                    HeaderError::BadData => BAD_DATA,
+                    HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+                })?;
+            key.set(&BLOOM_TYPE, chain);
+        }
+        Slot::Ours(chain) => chain.load_chunk(iter, data).map_err(|e| match e {
+            ChunkError::BadData => BAD_DATA,
+            ChunkError::NoLink => NO_LINK,
+            ChunkError::TooBig => CHUNK_TOO_BIG,
+        })?,
+    }
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    ctx.notify(c"bf.loadchunk", key_name);
+    Ok(())
+}
