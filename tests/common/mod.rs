@@ -1,0 +1,388 @@
+//! Test support: a real `redis-server` with the freshly built module on a free loopback port,
+//! and a minimal RESP2/RESP3 client that keeps every reply's exact type.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A reply as it came over the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    /// `$-1` (RESP2) or `_` (RESP3).
+    Nil,
+    NilArray,
+    Array(Vec<Reply>),
+    Bool(bool),
+    Double(String),
+    Map(Vec<(Reply, Reply)>),
+    Set(Vec<Reply>),
+    Push(Vec<Reply>),
+}
+
+pub use Reply::*;
+
+pub fn ok() -> Reply {
+    Simple("OK".into())
+}
+
+pub fn err(text: &str) -> Reply {
+    Error(text.into())
+}
+
+pub fn bulk(bytes: impl AsRef<[u8]>) -> Reply {
+    Bulk(bytes.as_ref().to_vec())
+}
+
+pub fn ints(values: &[i64]) -> Reply {
+    Array(values.iter().map(|v| Int(*v)).collect())
+}
+
+pub fn bools(values: &[bool]) -> Reply {
+    Array(values.iter().map(|v| Bool(*v)).collect())
+}
+
+impl Reply {
+    pub fn int(&self) -> i64 {
+        match self {
+            Int(v) => *v,
+            other => panic!("expected an integer, got {other:?}"),
+        }
+    }
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Bulk(v) => v.clone(),
+            other => panic!("expected a bulk string, got {other:?}"),
+        }
+    }
+    pub fn array(&self) -> Vec<Reply> {
+        match self {
+            Array(v) => v.clone(),
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+    pub fn text(&self) -> String {
+        match self {
+            Simple(s) | Error(s) | Double(s) => s.clone(),
+            Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+}
+
+pub struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        Client { reader: BufReader::new(stream.try_clone().unwrap()), writer: stream }
+    }
+
+    /// Sends one command without reading its reply (for pipelining).
+    pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            let arg = arg.as_ref();
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.writer.write_all(&out).expect("write");
+    }
+
+    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
+        self.send(args);
+        self.read()
+    }
+
+    pub fn read(&mut self) -> Reply {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("read");
+        let line = line.trim_end_matches("\r\n");
+        let (kind, rest) = line.split_at(1);
+        let count = || rest.parse::<i64>().unwrap();
+        match kind {
+            "+" => Simple(rest.into()),
+            "-" => Error(rest.into()),
+            ":" => Int(count()),
+            "_" => Nil,
+            "#" => Bool(rest == "t"),
+            "," => Double(rest.into()),
+            "$" if count() < 0 => Nil,
+            "$" => Bulk(self.read_exact(count() as usize)),
+            "*" if count() < 0 => NilArray,
+            "*" => Array((0..count()).map(|_| self.read()).collect()),
+            "~" => Set((0..count()).map(|_| self.read()).collect()),
+            ">" => Push((0..count()).map(|_| self.read()).collect()),
+            "%" => Map((0..count()).map(|_| (self.read(), self.read())).collect()),
+            other => panic!("unexpected reply type {other:?} in {line:?}"),
+        }
+    }
+
+    fn read_exact(&mut self, len: usize) -> Vec<u8> {
+        let mut buf = vec![0u8; len + 2];
+        self.reader.read_exact(&mut buf).expect("read bulk");
+        buf.truncate(len);
+        buf
+    }
+
+    pub fn resp3(&mut self) {
+        assert!(matches!(self.call(&["HELLO", "3"]), Map(_)));
+    }
+}
+
+/// Calls a command: `call!(client, "BF.ADD", "key", item)`; arguments are anything `AsRef<[u8]>`
+/// after conversion with `Arg`.
+#[macro_export]
+macro_rules! call {
+    ($client:expr, $($arg:expr),+ $(,)?) => {
+        $client.call(&[$(common::arg(&$arg)),+])
+    };
+}
+
+pub fn arg<T: ToArg + ?Sized>(value: &T) -> Vec<u8> {
+    value.to_arg()
+}
+
+pub trait ToArg {
+    fn to_arg(&self) -> Vec<u8>;
+}
+impl ToArg for str {
+    fn to_arg(&self) -> Vec<u8> {
+        self.as_bytes().to_vec()
+    }
+}
+impl ToArg for &str {
+    fn to_arg(&self) -> Vec<u8> {
+        self.as_bytes().to_vec()
+    }
+}
+impl ToArg for String {
+    fn to_arg(&self) -> Vec<u8> {
+        self.as_bytes().to_vec()
+    }
+}
+impl ToArg for Vec<u8> {
+    fn to_arg(&self) -> Vec<u8> {
+        self.clone()
+    }
+}
+impl ToArg for [u8] {
+    fn to_arg(&self) -> Vec<u8> {
+        self.to_vec()
+    }
+}
+impl<const N: usize> ToArg for [u8; N] {
+    fn to_arg(&self) -> Vec<u8> {
+        self.to_vec()
+    }
+}
+impl<const N: usize> ToArg for &[u8; N] {
+    fn to_arg(&self) -> Vec<u8> {
+        self.to_vec()
+    }
+}
+impl ToArg for &[u8] {
+    fn to_arg(&self) -> Vec<u8> {
+        self.to_vec()
+    }
+}
+macro_rules! int_arg {
+    ($($t:ty),*) => {$(impl ToArg for $t { fn to_arg(&self) -> Vec<u8> { self.to_string().into_bytes() } })*};
+}
+int_arg!(i32, i64, u32, u64, usize, f64);
+
+pub fn module_path() -> PathBuf {
+    let path = std::env::var_os("BLOOMRS_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libbloomrs.so"));
+    assert!(path.exists(), "{} is missing: run `cargo build --release` (or `make test`) first", path.display());
+    path
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A redis-server with the module, in its own data directory, killed on drop.
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub module_args: Vec<String>,
+    pub config: Vec<String>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Server::build(&[], &[])
+    }
+
+    /// `module_args` follow the module path; `config` are extra `--name value` settings.
+    pub fn build(module_args: &[&str], config: &[&str]) -> Server {
+        let dir = std::env::temp_dir().join(format!(
+            "bloomrs-test-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut server = Server {
+            child: None,
+            port: 0,
+            dir,
+            module_args: module_args.iter().map(|s| s.to_string()).collect(),
+            config: config.iter().map(|s| s.to_string()).collect(),
+        };
+        server.launch().expect("redis-server did not start");
+        server
+    }
+
+    fn launch(&mut self) -> Result<(), String> {
+        for _attempt in 0..5 {
+            self.port = free_port();
+            let mut command = Command::new("redis-server");
+            command
+                .arg("--port")
+                .arg(self.port.to_string())
+                .args(["--bind", "127.0.0.1", "--save", "", "--enable-debug-command", "yes", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(&self.dir)
+                .arg("--logfile")
+                .arg(self.dir.join("redis.log"))
+                .arg("--loadmodule")
+                .arg(module_path())
+                .args(&self.module_args)
+                .args(&self.config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let child = command.spawn().map_err(|e| format!("cannot run redis-server: {e}"))?;
+            self.child = Some(child);
+            if self.wait_ready() {
+                return Ok(());
+            }
+            self.kill();
+        }
+        Err(format!("log:\n{}", self.log()))
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return false;
+            }
+            if let Ok(stream) = TcpStream::connect(("127.0.0.1", self.port)) {
+                drop(stream);
+                let mut client = Client::connect(self.port);
+                if client.call(&["PING"]) == Simple("PONG".into()) {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops the server (SIGKILL, nothing saved) and starts it again on the same directory.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch().expect("redis-server did not restart");
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Runs redis-server with the module and the given load arguments, expecting it to refuse to
+/// start; returns its log.
+pub fn failed_start_log(module_args: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("bloomrs-fail-{}-{}", std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("redis.log");
+    let status = Command::new("redis-server")
+        .args(["--port", &free_port().to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .arg("--logfile")
+        .arg(&log)
+        .arg("--loadmodule")
+        .arg(module_path())
+        .args(module_args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the server started with {module_args:?}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    text
+}
+
+/// The RedisBloom fixtures shipped with the tests.
+pub fn fixtures() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom/fixtures.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+pub fn fixture_rdb() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom/dump.rdb")
+}
+
+pub fn b64(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+}
+
+/// All SCANDUMP chunks of a key (`BF.SCANDUMP` or `CF.SCANDUMP`), header first.
+pub fn scandump(client: &mut Client, command: &str, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks = Vec::new();
+    let mut iter = 0i64;
+    loop {
+        let reply = client.call(&[command.to_string(), key.to_string(), iter.to_string()]).array();
+        let next = reply[0].int();
+        if next == 0 {
+            break;
+        }
+        chunks.push((next, reply[1].bytes()));
+        iter = next;
+    }
+    chunks
+}
