@@ -1,0 +1,1 @@
+//! Unit tests of the cuckoo core against the reference's documented vectors.
