@@ -246,7 +246,7 @@ fn fixtures_dump_payload_matches_rdb_codec() {
 
 /// Decodes a Redis DUMP payload of a module value (RDB_TYPE_MODULE_2) into its encoding
 /// version and primitives.
-fn decode_dump(payload: &[u8]) -> (i32, Vec<Field>) {
+pub(super) fn decode_dump(payload: &[u8]) -> (i32, Vec<Field>) {
     let mut input = DumpReader {
         bytes: payload,
         at: 0,

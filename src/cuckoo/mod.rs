@@ -15,7 +15,11 @@ mod shape;
 mod sub_filter;
 
 #[cfg(test)]
+mod dump_tests;
+#[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod rdb_tests;
 #[cfg(test)]
 mod tests;
 
