@@ -1,0 +1,74 @@
+//! Insertion (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX) and growth by a new sub-filter.
+
+use super::fingerprint::ItemHash;
+use super::shape::{self, MAX_SUB_FILTERS};
+use super::{CuckooError, CuckooFilter, SubFilter};
+
+/// Why an item could not be inserted. The filter is unchanged in both cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertError {
+    /// No room and expansion 0 (`Filter is full`).
+    Full,
+    /// No room and no new sub-filter possible: 65535 sub-filters, 2^56 buckets, or over the
+    /// memory cap (`ERR Insufficient memory`).
+    OutOfMemory,
+}
+
+impl CuckooFilter {
+    /// Adds one more copy of the item (duplicates allowed).
+    pub fn insert(&mut self, item: &[u8], max_bytes: u64) -> Result<(), InsertError> {
+        self.insert_hash(&ItemHash::of(item), max_bytes)
+    }
+
+    /// Adds the item unless its fingerprint is already found in a candidate bucket:
+    /// `Ok(true)` inserted, `Ok(false)` already present (possibly a collision).
+    pub fn insert_unique(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, InsertError> {
+        let hash = ItemHash::of(item);
+        if self.contains_hash(&hash) {
+            return Ok(false);
+        }
+        self.insert_hash(&hash, max_bytes).map(|()| true)
+    }
+
+    /// Free slot in any sub-filter (newest first), else a kick walk in the newest, else grow
+    /// and start over.
+    fn insert_hash(&mut self, hash: &ItemHash, max_bytes: u64) -> Result<(), InsertError> {
+        loop {
+            if self.place_anywhere(hash) || self.kick_into_newest(hash) {
+                self.num_items = self.num_items.wrapping_add(1);
+                return Ok(());
+            }
+            if self.expansion == 0 {
+                return Err(InsertError::Full);
+            }
+            self.grow(max_bytes).map_err(|_| InsertError::OutOfMemory)?;
+        }
+    }
+
+    fn place_anywhere(&mut self, hash: &ItemHash) -> bool {
+        self.filters
+            .iter_mut()
+            .rev()
+            .any(|filter| filter.place(hash.h1, hash.h2, hash.fingerprint))
+    }
+
+    fn kick_into_newest(&mut self, hash: &ItemHash) -> bool {
+        let max_iterations = self.max_iterations;
+        self.filters
+            .last_mut()
+            .is_some_and(|filter| filter.kick_insert(hash.h1, hash.fingerprint, max_iterations))
+    }
+
+    /// Appends a sub-filter of `num_buckets * expansion^num_filters` buckets.
+    fn grow(&mut self, max_bytes: u64) -> Result<(), CuckooError> {
+        let k = self.filters.len();
+        if k >= MAX_SUB_FILTERS {
+            return Err(CuckooError::TooLarge);
+        }
+        let buckets = shape::sub_filter_buckets(self.num_buckets, self.expansion, k)?;
+        shape::size_with_sub_filter(self.size_bytes(), buckets, self.bucket_size, max_bytes)?;
+        let filter = SubFilter::zeroed(buckets, usize::from(self.bucket_size))?;
+        self.filters.push(filter);
+        Ok(())
+    }
+}
