@@ -386,3 +386,56 @@ pub fn scandump(client: &mut Client, command: &str, key: &str) -> Vec<(i64, Vec<
     }
     chunks
 }
+
+/// Every command in the AOF files of a server directory (base file if it is an AOF, then the
+/// incremental files), in order.
+pub fn aof_commands(dir: &Path) -> Vec<Vec<Vec<u8>>> {
+    let aof_dir = dir.join("appendonlydir");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&aof_dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "aof"));
+    // base before incr, then by sequence number
+    files.sort_by_key(|p| {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        (!name.contains(".base."), name)
+    });
+    let mut commands = Vec::new();
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        let mut at = 0;
+        while at < bytes.len() {
+            assert_eq!(bytes[at], b'*', "unexpected AOF content in {}", file.display());
+            let line_end = |from: usize| from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap();
+            let end = line_end(at);
+            let count: usize = std::str::from_utf8(&bytes[at + 1..end]).unwrap().parse().unwrap();
+            at = end + 2;
+            let mut command = Vec::new();
+            for _ in 0..count {
+                let end = line_end(at);
+                let len: usize = std::str::from_utf8(&bytes[at + 1..end]).unwrap().parse().unwrap();
+                at = end + 2;
+                command.push(bytes[at..at + len].to_vec());
+                at += len + 2;
+            }
+            commands.push(command);
+        }
+    }
+    commands
+}
+
+/// Waits until no AOF rewrite or RDB save is running.
+pub fn wait_for_persistence(client: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = client.call(&["INFO", "persistence"]).text();
+        let busy = ["aof_rewrite_in_progress:1", "aof_rewrite_scheduled:1", "rdb_bgsave_in_progress:1"]
+            .iter()
+            .any(|flag| info.contains(flag));
+        if !busy {
+            return;
+        }
+        assert!(Instant::now() < deadline, "persistence did not finish: {info}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

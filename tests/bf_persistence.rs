@@ -1,0 +1,228 @@
+//! Bloom filters survive every persistence path bit for bit: DEBUG RELOAD, SAVE + restart,
+//! AOF rewrite with and without an RDB preamble, DUMP/RESTORE, COPY; and they propagate as
+//! RedisBloom does (plus deviation D10).
+mod common;
+
+use common::*;
+
+/// Builds a few filters of different shapes; returns the items added to each key.
+fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+    assert_eq!(call!(c, "BF.RESERVE", "tiers", "0.01", "100", "EXPANSION", "10"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "ns", "0.05", "300", "NONSCALING"), ok());
+    assert_eq!(call!(c, "BF.INSERT", "ins", "CAPACITY", "50", "ERROR", "0.1", "EXPANSION", "3", "ITEMS", "seed"), ints(&[1]));
+    let mut keys = Vec::new();
+    for (key, count) in [("tiers", 2500), ("ns", 250), ("ins", 400), ("auto", 777)] {
+        let items: Vec<String> = (0..count).map(|i| format!("{key}/{i}")).collect();
+        for batch in items.chunks(200) {
+            let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+            args.extend(batch.iter().cloned());
+            c.call(&args);
+        }
+        keys.push((key.to_string(), items));
+    }
+    // A header-only restore and a binary key name.
+    let header = call!(c, "BF.SCANDUMP", "ins", "0").array()[1].bytes();
+    assert_eq!(call!(c, "BF.LOADCHUNK", b"bin\x00key", 1, header), ok());
+    keys.push(("bin\0key".to_string(), vec![]));
+    keys
+}
+
+/// Everything observable about the keys: SCANDUMP bytes, INFO, DEBUG and membership.
+fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
+    let mut out = Vec::new();
+    for (key, items) in keys {
+        for (iter, bytes) in scandump(c, "BF.SCANDUMP", key) {
+            out.push(Int(iter));
+            out.push(Bulk(bytes));
+        }
+        out.push(call!(c, "BF.INFO", key.as_str()));
+        out.push(call!(c, "BF.DEBUG", key.as_str()));
+        let mut args = vec!["BF.MEXISTS".to_string(), key.clone()];
+        args.extend(items.iter().cloned());
+        args.push("never-added".to_string());
+        let answers = c.call(&args);
+        if !items.is_empty() {
+            assert!(answers.array()[..items.len()].iter().all(|a| *a == Int(1)), "{key}: false negative");
+        }
+        out.push(answers);
+    }
+    out
+}
+
+#[test]
+fn debug_reload() {
+    let s = Server::start();
+    let mut c = s.client();
+    let keys = populate(&mut c);
+    let before = snapshot(&mut c, &keys);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(snapshot(&mut c, &keys), before);
+}
+
+#[test]
+fn save_and_restart() {
+    let mut s = Server::start();
+    let mut c = s.client();
+    let keys = populate(&mut c);
+    let before = snapshot(&mut c, &keys);
+    assert_eq!(call!(c, "SAVE"), ok());
+    s.restart();
+    let mut c = s.client();
+    assert_eq!(call!(c, "DBSIZE"), Int(5));
+    assert_eq!(snapshot(&mut c, &keys), before);
+}
+
+fn aof_round_trip(preamble: &str) {
+    let config = ["--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", preamble];
+    let mut s = Server::build(&[], &config);
+    let mut c = s.client();
+    let keys = populate(&mut c);
+    let before = snapshot(&mut c, &keys);
+    assert_eq!(call!(c, "BGREWRITEAOF"), Simple("Background append only file rewriting started".into()));
+    wait_for_persistence(&mut c);
+    if preamble == "no" {
+        let commands = aof_commands(&s.dir);
+        let loadchunks = commands.iter().filter(|cmd| cmd[0].eq_ignore_ascii_case(b"BF.LOADCHUNK")).count();
+        assert!(loadchunks >= 10, "rewrite emitted {loadchunks} BF.LOADCHUNK commands");
+    }
+    // More writes after the rewrite land in the incremental file.
+    assert_eq!(call!(c, "BF.ADD", "tiers", "after-rewrite"), Int(1));
+    let mut keys = keys;
+    keys[0].1.push("after-rewrite".to_string());
+    let before = {
+        let mut b = before;
+        b.clear();
+        b.extend(snapshot(&mut c, &keys));
+        b
+    };
+    s.restart();
+    let mut c = s.client();
+    assert_eq!(snapshot(&mut c, &keys), before);
+}
+
+#[test]
+fn aof_rewrite_without_rdb_preamble() {
+    aof_round_trip("no");
+}
+
+#[test]
+fn aof_rewrite_with_rdb_preamble() {
+    aof_round_trip("yes");
+}
+
+#[test]
+fn dump_restore_and_copy() {
+    let s = Server::start();
+    let mut c = s.client();
+    let keys = populate(&mut c);
+    let before = snapshot(&mut c, &keys);
+    for (key, _) in &keys {
+        let payload = call!(c, "DUMP", key.as_str()).bytes();
+        assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload.clone()), err("BUSYKEY Target key name already exists."));
+        assert_eq!(call!(c, "DEL", key.as_str()), Int(1));
+        assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload), ok());
+    }
+    assert_eq!(snapshot(&mut c, &keys), before);
+
+    // COPY is a deep copy (deviation D7).
+    assert_eq!(call!(c, "COPY", "tiers", "tiers2"), Int(1));
+    let copied = vec![("tiers2".to_string(), keys[0].1.clone())];
+    let original = vec![keys[0].clone()];
+    let mut copy_snapshot = snapshot(&mut c, &copied);
+    let mut original_snapshot = snapshot(&mut c, &original);
+    assert_eq!(copy_snapshot, original_snapshot);
+    assert_eq!(call!(c, "BF.ADD", "tiers2", "only-in-copy"), Int(1));
+    assert_eq!(call!(c, "BF.EXISTS", "tiers", "only-in-copy"), Int(0));
+    copy_snapshot = snapshot(&mut c, &original);
+    original_snapshot.truncate(copy_snapshot.len());
+    assert_eq!(copy_snapshot, original_snapshot);
+}
+
+#[test]
+fn digest_follows_content() {
+    // Deviation D8: the digest reflects the whole value.
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.ADD", "a", "x"), Int(1));
+    assert_eq!(call!(c, "BF.ADD", "b", "x"), Int(1));
+    let a = call!(c, "DEBUG", "DIGEST-VALUE", "a").array()[0].clone();
+    assert_eq!(call!(c, "DEBUG", "DIGEST-VALUE", "b").array()[0], a);
+    assert_eq!(call!(c, "BF.ADD", "b", "y"), Int(1));
+    assert_ne!(call!(c, "DEBUG", "DIGEST-VALUE", "b").array()[0], a);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(call!(c, "DEBUG", "DIGEST-VALUE", "a").array()[0], a);
+}
+
+#[test]
+fn memory_usage_follows_the_reported_size() {
+    let s = Server::start();
+    let mut c = s.client();
+    for (key, capacity, size) in [("k1", "1000", 1480), ("k2", "100000", 137_944)] {
+        assert_eq!(call!(c, "BF.RESERVE", key, "0.01", capacity), ok());
+        assert_eq!(call!(c, "BF.INFO", key, "size"), ints(&[size]));
+        let usage = call!(c, "MEMORY", "USAGE", key).int();
+        assert!((size + 16..=size + 64).contains(&usage), "{key}: {usage}");
+    }
+}
+
+fn strings(command: &[Vec<u8>]) -> Vec<String> {
+    command.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+}
+
+#[test]
+fn propagation() {
+    let config = ["--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "yes"];
+    let s = Server::build(&["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"], &config);
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2", "NONSCALING"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2"), err("ERR item exists"));
+    assert_eq!(call!(c, "BF.ADD", "r", "a"), Int(1));
+    assert_eq!(call!(c, "BF.ADD", "r", "a"), Int(0));
+    assert_eq!(call!(c, "BF.MADD", "r", "b", "c"), Array(vec![Int(1), err("ERR non scaling filter is full")]));
+    assert_eq!(call!(c, "BF.EXISTS", "r", "a"), Int(1));
+    assert_eq!(call!(c, "BF.INSERT", "nope", "NOCREATE", "ITEMS", "a"), err("ERR not found"));
+    assert_eq!(call!(c, "BF.ADD", "auto", "x"), Int(1));
+    assert_eq!(call!(c, "BF.INSERT", "ins", "CAPACITY", "7", "NONSCALING", "ITEMS", "y"), ints(&[1]));
+    let header = call!(c, "BF.SCANDUMP", "r", "0").array()[1].bytes();
+    assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
+    let written: Vec<Vec<String>> = aof_commands(&s.dir)
+        .iter()
+        .map(|cmd| strings(cmd))
+        .filter(|cmd| !matches!(cmd[0].to_uppercase().as_str(), "SELECT" | "MULTI" | "EXEC"))
+        .collect();
+    let names: Vec<String> = written.iter().map(|cmd| cmd[..2].join(" ")).collect();
+    assert_eq!(
+        names,
+        [
+            "BF.RESERVE r",
+            "BF.ADD r",
+            "BF.ADD r",
+            "BF.MADD r",
+            "BF.RESERVE auto",
+            "BF.ADD auto",
+            "BF.RESERVE ins",
+            "BF.INSERT ins",
+            "BF.LOADCHUNK lc",
+        ]
+    );
+    assert_eq!(written[4], ["BF.RESERVE", "auto", "0.001", "500", "EXPANSION", "2"]);
+    assert_eq!(written[6], ["BF.RESERVE", "ins", "0.001", "7", "NONSCALING"]);
+}
+
+#[test]
+fn keyspace_notifications() {
+    // Deviation D9: an event named after the command, only when the value changed.
+    let s = Server::build(&[], &["--notify-keyspace-events", "KEg"]);
+    let mut c = s.client();
+    let mut sub = s.client();
+    assert_eq!(call!(sub, "PSUBSCRIBE", "__keyevent@0__:*").array()[0], bulk("psubscribe"));
+    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100"), ok());
+    assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(1));
+    assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(0));
+    assert_eq!(call!(c, "BF.EXISTS", "k", "a"), Int(1));
+    assert_eq!(call!(c, "BF.MADD", "k", "b"), ints(&[1]));
+    assert_eq!(call!(c, "BF.INSERT", "k", "ITEMS", "c"), ints(&[1]));
+    assert_eq!(call!(c, "DEL", "k"), Int(1));
+    let events: Vec<String> = (0..5).map(|_| sub.read().array()[2].text()).collect();
+    assert_eq!(events, ["__keyevent@0__:bf.reserve", "__keyevent@0__:bf.add", "__keyevent@0__:bf.madd", "__keyevent@0__:bf.insert", "__keyevent@0__:del"]);
+}
