@@ -26,7 +26,10 @@ fn reserve_add_exists() {
     assert_eq!(call!(c, "BF.EXISTS", "k", "foo"), Int(1));
     assert_eq!(call!(c, "BF.EXISTS", "k", "bar"), Int(0));
     assert_eq!(call!(c, "BF.MADD", "k", "foo", "bar", ""), ints(&[0, 1, 1]));
-    assert_eq!(call!(c, "BF.MEXISTS", "k", "foo", "bar", "", "baz"), ints(&[1, 1, 1, 0]));
+    assert_eq!(
+        call!(c, "BF.MEXISTS", "k", "foo", "bar", "", "baz"),
+        ints(&[1, 1, 1, 0])
+    );
     assert_eq!(call!(c, "BF.CARD", "k"), Int(3));
     assert_eq!(call!(c, "BF.CARD", "missing"), Int(0));
     assert_eq!(call!(c, "TYPE", "k"), Simple("MBbloom--".into()));
@@ -40,7 +43,9 @@ fn the_bits_of_foo_in_a_default_filter() {
     let chunk = call!(c, "BF.SCANDUMP", "k", "1").array();
     assert_eq!(chunk[0], Int(145));
     let bits = chunk[1].bytes();
-    let set: Vec<usize> = (0..bits.len() * 8).filter(|p| bits[p / 8] & (1 << (p % 8)) != 0).collect();
+    let set: Vec<usize> = (0..bits.len() * 8)
+        .filter(|p| bits[p / 8] & (1 << (p % 8)) != 0)
+        .collect();
     assert_eq!(set, [21, 25, 145, 269, 475, 599, 723, 847]);
 }
 
@@ -72,18 +77,51 @@ fn auto_create_uses_the_defaults() {
 fn info_table() {
     let (_s, mut c) = server();
     let cases: [(&[&str], [Reply; 4]); 6] = [
-        (&["BF.RESERVE", "a", "0.01", "100"], [Int(100), Int(240), Int(1), Int(2)]),
-        (&["BF.RESERVE", "b", "0.01", "100", "NONSCALING"], [Int(100), Int(216), Int(1), Nil]),
-        (&["BF.RESERVE", "c", "0.01", "1000"], [Int(1000), Int(1480), Int(1), Int(2)]),
-        (&["BF.INSERT", "d", "CAPACITY", "1000", "ERROR", "0.001", "EXPANSION", "4", "ITEMS", "c"], [Int(1000), Int(2080), Int(1), Int(4)]),
-        (&["BF.RESERVE", "e", "0.01", "1000000"], [Int(1000000), Int(1378568), Int(1), Int(2)]),
-        (&["BF.RESERVE", "f", "0.01", "1000000", "EXPANSION", "7"], [Int(1000000), Int(1378568), Int(1), Int(7)]),
+        (
+            &["BF.RESERVE", "a", "0.01", "100"],
+            [Int(100), Int(240), Int(1), Int(2)],
+        ),
+        (
+            &["BF.RESERVE", "b", "0.01", "100", "NONSCALING"],
+            [Int(100), Int(216), Int(1), Nil],
+        ),
+        (
+            &["BF.RESERVE", "c", "0.01", "1000"],
+            [Int(1000), Int(1480), Int(1), Int(2)],
+        ),
+        (
+            &[
+                "BF.INSERT",
+                "d",
+                "CAPACITY",
+                "1000",
+                "ERROR",
+                "0.001",
+                "EXPANSION",
+                "4",
+                "ITEMS",
+                "c",
+            ],
+            [Int(1000), Int(2080), Int(1), Int(4)],
+        ),
+        (
+            &["BF.RESERVE", "e", "0.01", "1000000"],
+            [Int(1000000), Int(1378568), Int(1), Int(2)],
+        ),
+        (
+            &["BF.RESERVE", "f", "0.01", "1000000", "EXPANSION", "7"],
+            [Int(1000000), Int(1378568), Int(1), Int(7)],
+        ),
     ];
     for (command, [capacity, size, filters, expansion]) in cases {
         c.call(command);
         let key = command[1];
         let values = info_values(&mut c, key);
-        assert_eq!([&values[0], &values[1], &values[2], &values[4]], [&capacity, &size, &filters, &expansion], "{command:?}");
+        assert_eq!(
+            [&values[0], &values[1], &values[2], &values[4]],
+            [&capacity, &size, &filters, &expansion],
+            "{command:?}"
+        );
     }
 }
 
@@ -104,33 +142,67 @@ fn info_after_scaling_six_times() {
 fn info_single_fields() {
     let (_s, mut c) = server();
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100"), ok());
-    assert_eq!(call!(c, "BF.RESERVE", "ns", "0.01", "100", "NONSCALING"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "ns", "0.01", "100", "NONSCALING"),
+        ok()
+    );
     assert_eq!(call!(c, "BF.INFO", "k", "CAPACITY"), ints(&[100]));
     assert_eq!(call!(c, "BF.INFO", "k", "size"), ints(&[240]));
     assert_eq!(call!(c, "BF.INFO", "k", "Filters"), ints(&[1]));
     assert_eq!(call!(c, "BF.INFO", "k", "items"), ints(&[0]));
     assert_eq!(call!(c, "BF.INFO", "k", "expansion"), ints(&[2]));
     assert_eq!(call!(c, "BF.INFO", "ns", "expansion"), Array(vec![Nil]));
-    assert_eq!(call!(c, "BF.INFO", "k", "bogus"), err("Invalid information value"));
-    assert_eq!(call!(c, "BF.INFO", "k", ""), err("Invalid information value"));
+    assert_eq!(
+        call!(c, "BF.INFO", "k", "bogus"),
+        err("Invalid information value")
+    );
+    assert_eq!(
+        call!(c, "BF.INFO", "k", ""),
+        err("Invalid information value")
+    );
     assert_eq!(call!(c, "BF.INFO", "missing"), err("ERR not found"));
-    assert_eq!(call!(c, "BF.INFO", "missing", "bogus"), err("ERR not found"));
-    assert_eq!(call!(c, "BF.INFO"), err("ERR wrong number of arguments for 'bf.info' command"));
-    assert_eq!(call!(c, "BF.INFO", "k", "size", "x"), err("ERR wrong number of arguments for 'bf.info' command"));
+    assert_eq!(
+        call!(c, "BF.INFO", "missing", "bogus"),
+        err("ERR not found")
+    );
+    assert_eq!(
+        call!(c, "BF.INFO"),
+        err("ERR wrong number of arguments for 'bf.info' command")
+    );
+    assert_eq!(
+        call!(c, "BF.INFO", "k", "size", "x"),
+        err("ERR wrong number of arguments for 'bf.info' command")
+    );
 }
 
 #[test]
 fn resp3_shapes() {
     let (_s, mut c) = server();
     c.resp3();
-    assert_eq!(call!(c, "BF.RESERVE", "ns", "0.01", "2", "NONSCALING"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "ns", "0.01", "2", "NONSCALING"),
+        ok()
+    );
     assert_eq!(call!(c, "BF.ADD", "ns", "a"), Bool(true));
     assert_eq!(call!(c, "BF.ADD", "ns", "a"), Bool(false));
-    assert_eq!(call!(c, "BF.MADD", "ns", "a", "b", "c", "d"), Array(vec![Bool(false), Bool(true), err("ERR non scaling filter is full")]));
-    assert_eq!(call!(c, "BF.INSERT", "ns", "ITEMS", "a", "z"), Array(vec![Bool(false), err("ERR non scaling filter is full")]));
+    assert_eq!(
+        call!(c, "BF.MADD", "ns", "a", "b", "c", "d"),
+        Array(vec![
+            Bool(false),
+            Bool(true),
+            err("ERR non scaling filter is full")
+        ])
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "ns", "ITEMS", "a", "z"),
+        Array(vec![Bool(false), err("ERR non scaling filter is full")])
+    );
     assert_eq!(call!(c, "BF.EXISTS", "ns", "a"), Bool(true));
     assert_eq!(call!(c, "BF.EXISTS", "missing", "a"), Bool(false));
-    assert_eq!(call!(c, "BF.MEXISTS", "ns", "a", "x"), bools(&[true, false]));
+    assert_eq!(
+        call!(c, "BF.MEXISTS", "ns", "a", "x"),
+        bools(&[true, false])
+    );
     assert_eq!(call!(c, "BF.CARD", "ns"), Int(2));
     assert_eq!(
         call!(c, "BF.INFO", "ns"),
@@ -142,8 +214,14 @@ fn resp3_shapes() {
             (Simple("Expansion rate".into()), Nil),
         ])
     );
-    assert_eq!(call!(c, "BF.INFO", "ns", "capacity"), Map(vec![(Simple("Capacity".into()), Int(2))]));
-    assert_eq!(call!(c, "BF.INFO", "ns", "expansion"), Map(vec![(Simple("Expansion rate".into()), Nil)]));
+    assert_eq!(
+        call!(c, "BF.INFO", "ns", "capacity"),
+        Map(vec![(Simple("Capacity".into()), Int(2))])
+    );
+    assert_eq!(
+        call!(c, "BF.INFO", "ns", "expansion"),
+        Map(vec![(Simple("Expansion rate".into()), Nil)])
+    );
     let dump = call!(c, "BF.SCANDUMP", "ns", "100");
     assert_eq!(dump, Array(vec![Int(0), bulk("")]));
 }
@@ -152,7 +230,10 @@ fn resp3_shapes() {
 fn worked_sequences() {
     let (_s, mut c) = server();
     assert_eq!(call!(c, "BF.RESERVE", "sc", "0.01", "5"), ok());
-    assert_eq!(call!(c, "BF.MADD", "sc", "1", "2", "3", "4", "5"), ints(&[1; 5]));
+    assert_eq!(
+        call!(c, "BF.MADD", "sc", "1", "2", "3", "4", "5"),
+        ints(&[1; 5])
+    );
     assert_eq!(call!(c, "BF.ADD", "sc", "6"), Int(1));
     assert_eq!(call!(c, "BF.INFO", "sc", "filters"), ints(&[2]));
     assert_eq!(
@@ -168,18 +249,45 @@ fn worked_sequences() {
         ])
     );
 
-    assert_eq!(call!(c, "BF.RESERVE", "sc3", "0.1", "10", "EXPANSION", "3"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "sc3", "0.1", "10", "EXPANSION", "3"),
+        ok()
+    );
     let items: Vec<String> = (1..=50).map(|i| i.to_string()).collect();
     let mut args = vec!["BF.MADD".to_string(), "sc3".to_string()];
     args.extend(items);
     let replies = c.call(&args).array();
-    let zeros: Vec<usize> = replies.iter().enumerate().filter(|(_, r)| **r == Int(0)).map(|(i, _)| i + 1).collect();
+    let zeros: Vec<usize> = replies
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| **r == Int(0))
+        .map(|(i, _)| i + 1)
+        .collect();
     assert_eq!(zeros, [36, 40]);
     let debug = call!(c, "BF.DEBUG", "sc3").array();
-    let sizes: Vec<String> = debug[1..].iter().map(|l| l.text().split(' ').filter(|f| f.starts_with("capacity") || f.starts_with("size")).collect::<Vec<_>>().join(" ")).collect();
-    assert_eq!(sizes, ["capacity:10 size:10", "capacity:30 size:30", "capacity:90 size:8"]);
+    let sizes: Vec<String> = debug[1..]
+        .iter()
+        .map(|l| {
+            l.text()
+                .split(' ')
+                .filter(|f| f.starts_with("capacity") || f.starts_with("size"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            "capacity:10 size:10",
+            "capacity:30 size:30",
+            "capacity:90 size:8"
+        ]
+    );
 
-    assert_eq!(call!(c, "BF.RESERVE", "e1", "0.01", "5", "EXPANSION", "1"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "e1", "0.01", "5", "EXPANSION", "1"),
+        ok()
+    );
     let mut args = vec!["BF.MADD".to_string(), "e1".to_string()];
     args.extend((1..=16).map(|i| i.to_string()));
     let replies = c.call(&args).array();
@@ -191,7 +299,10 @@ fn worked_sequences() {
 #[test]
 fn debug_ratios_use_percent_g() {
     let (_s, mut c) = server();
-    assert_eq!(call!(c, "BF.RESERVE", "g", "0.01", "1", "EXPANSION", "1"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "g", "0.01", "1", "EXPANSION", "1"),
+        ok()
+    );
     for i in 0..6 {
         call!(c, "BF.ADD", "g", format!("item{i}"));
     }
@@ -199,12 +310,21 @@ fn debug_ratios_use_percent_g() {
         .iter()
         .map(|l| l.text().rsplit_once("ratio:").unwrap().1.to_string())
         .collect();
-    assert_eq!(ratios[..5], ["0.005", "0.0025", "0.00125", "0.000625", "0.0003125"]);
+    assert_eq!(
+        ratios[..5],
+        ["0.005", "0.0025", "0.00125", "0.000625", "0.0003125"]
+    );
     assert_eq!(ratios.get(6), None);
     assert_eq!(call!(c, "BF.RESERVE", "tiny", "1e-300", "1"), ok());
-    assert_eq!(call!(c, "BF.DEBUG", "tiny").array()[1], bulk("bytes:184 bits:1472 hashes:998 hashwidth:64 capacity:1 size:0 ratio:5e-301"));
+    assert_eq!(
+        call!(c, "BF.DEBUG", "tiny").array()[1],
+        bulk("bytes:184 bits:1472 hashes:998 hashwidth:64 capacity:1 size:0 ratio:5e-301")
+    );
     assert_eq!(call!(c, "BF.RESERVE", "loose", "0.999999", "1"), ok());
-    assert_eq!(call!(c, "BF.DEBUG", "loose").array()[1], bulk("bytes:8 bits:64 hashes:2 hashwidth:64 capacity:1 size:0 ratio:0.499999"));
+    assert_eq!(
+        call!(c, "BF.DEBUG", "loose").array()[1],
+        bulk("bytes:8 bits:64 hashes:2 hashwidth:64 capacity:1 size:0 ratio:0.499999")
+    );
 }
 
 #[test]
@@ -212,34 +332,140 @@ fn reserve_errors_in_order() {
     let (_s, mut c) = server();
     let arity = err("ERR wrong number of arguments for 'bf.reserve' command");
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01"), arity);
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "3", "EXPANSION", "4"), arity);
-    assert_eq!(call!(c, "BF.RESERVE", "k", "abc", "100"), err("ERR bad error rate"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "nan", "100"), err("ERR bad error rate"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "abc", "xyz"), err("ERR bad error rate"));
+    assert_eq!(
+        call!(
+            c,
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "100",
+            "EXPANSION",
+            "3",
+            "EXPANSION",
+            "4"
+        ),
+        arity
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "abc", "100"),
+        err("ERR bad error rate")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "nan", "100"),
+        err("ERR bad error rate")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "abc", "xyz"),
+        err("ERR bad error rate")
+    );
     for rate in ["0", "1", "-0.5", "1.5", "inf"] {
-        assert_eq!(call!(c, "BF.RESERVE", "k", rate, "100"), err("ERR (0 < error rate range < 1) "), "{rate}");
+        assert_eq!(
+            call!(c, "BF.RESERVE", "k", rate, "100"),
+            err("ERR (0 < error rate range < 1) "),
+            "{rate}"
+        );
     }
     for capacity in ["1e3", "1.5", "9223372036854775808", "x"] {
-        assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", capacity), err("ERR bad capacity"), "{capacity}");
+        assert_eq!(
+            call!(c, "BF.RESERVE", "k", "0.01", capacity),
+            err("ERR bad capacity"),
+            "{capacity}"
+        );
     }
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "0"), err("ERR (capacity should be larger than 0)"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "-5"), err("ERR (capacity should be larger than 0)"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION"), err("ERR no expansion"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION"), err("ERR no expansion"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION", "2"), err("Nonscaling filters cannot expand"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "NONSCALING"), err("Nonscaling filters cannot expand"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "two"), err("ERR bad expansion"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "expansion", "0"), err("ERR expansion should be greater or equal to 1"));
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "-1"), err("ERR expansion should be greater or equal to 1"));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "0"),
+        err("ERR (capacity should be larger than 0)")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "-5"),
+        err("ERR (capacity should be larger than 0)")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION"),
+        err("ERR no expansion")
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "100",
+            "NONSCALING",
+            "EXPANSION"
+        ),
+        err("ERR no expansion")
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "100",
+            "NONSCALING",
+            "EXPANSION",
+            "2"
+        ),
+        err("Nonscaling filters cannot expand")
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "100",
+            "EXPANSION",
+            "2",
+            "NONSCALING"
+        ),
+        err("Nonscaling filters cannot expand")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "two"),
+        err("ERR bad expansion")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "100", "expansion", "0"),
+        err("ERR expansion should be greater or equal to 1")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "-1"),
+        err("ERR expansion should be greater or equal to 1")
+    );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     // Unknown extra words are ignored; repeated NONSCALING is fine.
-    assert_eq!(call!(c, "BF.RESERVE", "a", "0.01", "100", "x", "y", "z"), ok());
-    assert_eq!(call!(c, "BF.RESERVE", "b", "0.01", "100", "EXPANSION", "2", "y"), ok());
-    assert_eq!(call!(c, "BF.RESERVE", "n", "0.01", "100", "nonscaling", "NONSCALING"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "a", "0.01", "100", "x", "y", "z"),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "b", "0.01", "100", "EXPANSION", "2", "y"),
+        ok()
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.RESERVE",
+            "n",
+            "0.01",
+            "100",
+            "nonscaling",
+            "NONSCALING"
+        ),
+        ok()
+    );
     assert_eq!(call!(c, "BF.INFO", "n", "expansion"), Array(vec![Nil]));
-    assert_eq!(call!(c, "BF.RESERVE", "a", "0.01", "100"), err("ERR item exists"));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "a", "0.01", "100"),
+        err("ERR item exists")
+    );
     assert_eq!(call!(c, "SET", "s", "v"), ok());
-    assert_eq!(call!(c, "BF.RESERVE", "s", "0.01", "100"), err("WRONGTYPE Operation against a key holding the wrong kind of value"));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "s", "0.01", "100"),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
 }
 
 #[test]
@@ -258,8 +484,22 @@ fn memory_limits() {
     let (mut s, mut c) = server();
     let oom = err("ERR Insufficient memory to create filter");
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100000000000000"), oom);
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "9223372036854775807"), oom);
-    assert_eq!(call!(c, "BF.INSERT", "k", "CAPACITY", "100000000000000", "ITEMS", "a"), oom);
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "9223372036854775807"),
+        oom
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.INSERT",
+            "k",
+            "CAPACITY",
+            "100000000000000",
+            "ITEMS",
+            "a"
+        ),
+        oom
+    );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     assert!(s.alive());
     assert_eq!(call!(c, "PING"), Simple("PONG".into()));
@@ -269,26 +509,56 @@ fn memory_limits() {
 fn scale_out_beyond_the_limit_is_refused() {
     let s = Server::build(&["MAX_FILTER_BYTES", "4096"], &[]);
     let mut c = s.client();
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "1000", "EXPANSION", "10"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "1000", "EXPANSION", "10"),
+        ok()
+    );
     let mut args = vec!["BF.MADD".to_string(), "k".to_string()];
     args.extend((0..1100).map(|i| i.to_string()));
     let replies = c.call(&args).array();
     assert!(replies.contains(&err("ERR problem inserting into filter")));
     assert_eq!(call!(c, "BF.INFO", "k", "filters"), ints(&[1]));
-    assert_eq!(call!(c, "BF.RESERVE", "big", "0.01", "4000"), err("ERR Insufficient memory to create filter"));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "big", "0.01", "4000"),
+        err("ERR Insufficient memory to create filter")
+    );
 }
 
 #[test]
 fn add_errors() {
     let (_s, mut c) = server();
-    assert_eq!(call!(c, "BF.ADD", "k"), err("ERR wrong number of arguments for 'bf.add' command"));
-    assert_eq!(call!(c, "BF.ADD", "k", "a", "b"), err("ERR wrong number of arguments for 'bf.add' command"));
-    assert_eq!(call!(c, "BF.MADD", "k"), err("ERR wrong number of arguments for 'bf.madd' command"));
-    assert_eq!(call!(c, "BF.EXISTS", "k"), err("ERR wrong number of arguments for 'bf.exists' command"));
-    assert_eq!(call!(c, "BF.EXISTS", "k", "a", "b"), err("ERR wrong number of arguments for 'bf.exists' command"));
-    assert_eq!(call!(c, "BF.MEXISTS", "k"), err("ERR wrong number of arguments for 'bf.mexists' command"));
-    assert_eq!(call!(c, "BF.CARD"), err("ERR wrong number of arguments for 'bf.card' command"));
-    assert_eq!(call!(c, "BF.DEBUG"), err("ERR wrong number of arguments for 'bf.debug' command"));
+    assert_eq!(
+        call!(c, "BF.ADD", "k"),
+        err("ERR wrong number of arguments for 'bf.add' command")
+    );
+    assert_eq!(
+        call!(c, "BF.ADD", "k", "a", "b"),
+        err("ERR wrong number of arguments for 'bf.add' command")
+    );
+    assert_eq!(
+        call!(c, "BF.MADD", "k"),
+        err("ERR wrong number of arguments for 'bf.madd' command")
+    );
+    assert_eq!(
+        call!(c, "BF.EXISTS", "k"),
+        err("ERR wrong number of arguments for 'bf.exists' command")
+    );
+    assert_eq!(
+        call!(c, "BF.EXISTS", "k", "a", "b"),
+        err("ERR wrong number of arguments for 'bf.exists' command")
+    );
+    assert_eq!(
+        call!(c, "BF.MEXISTS", "k"),
+        err("ERR wrong number of arguments for 'bf.mexists' command")
+    );
+    assert_eq!(
+        call!(c, "BF.CARD"),
+        err("ERR wrong number of arguments for 'bf.card' command")
+    );
+    assert_eq!(
+        call!(c, "BF.DEBUG"),
+        err("ERR wrong number of arguments for 'bf.debug' command")
+    );
     assert_eq!(call!(c, "SET", "s", "v"), ok());
     let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
     assert_eq!(call!(c, "BF.ADD", "s", "a"), wrongtype);
@@ -307,28 +577,93 @@ fn add_errors() {
 #[test]
 fn non_scaling_filter_full() {
     let (_s, mut c) = server();
-    assert_eq!(call!(c, "BF.RESERVE", "ns", "0.01", "3", "NONSCALING"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "ns", "0.01", "3", "NONSCALING"),
+        ok()
+    );
     assert_eq!(call!(c, "BF.MADD", "ns", "a", "b", "c"), ints(&[1, 1, 1]));
     assert_eq!(call!(c, "BF.ADD", "ns", "a"), Int(0));
-    assert_eq!(call!(c, "BF.ADD", "ns", "q"), err("ERR non scaling filter is full"));
-    assert_eq!(call!(c, "BF.MADD", "ns", "a", "g", "h"), Array(vec![Int(0), err("ERR non scaling filter is full")]));
+    assert_eq!(
+        call!(c, "BF.ADD", "ns", "q"),
+        err("ERR non scaling filter is full")
+    );
+    assert_eq!(
+        call!(c, "BF.MADD", "ns", "a", "g", "h"),
+        Array(vec![Int(0), err("ERR non scaling filter is full")])
+    );
     assert_eq!(call!(c, "BF.CARD", "ns"), Int(3));
 }
 
 #[test]
 fn insert_options() {
     let (_s, mut c) = server();
-    assert_eq!(call!(c, "BF.INSERT", "k", "ITEMS", "ITEMS", "CAPACITY"), ints(&[1, 1]));
-    assert_eq!(call!(c, "BF.MEXISTS", "k", "ITEMS", "CAPACITY"), ints(&[1, 1]));
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "ITEMS", "ITEMS", "CAPACITY"),
+        ints(&[1, 1])
+    );
+    assert_eq!(
+        call!(c, "BF.MEXISTS", "k", "ITEMS", "CAPACITY"),
+        ints(&[1, 1])
+    );
     assert_eq!(call!(c, "BF.INSERT", "a", "ixx", "x"), ints(&[1]));
-    assert_eq!(call!(c, "BF.INSERT", "b", "cap", "10", "CAPACITY", "20", "exp", "5", "eRR", "0.1", "ITEMS", "x"), ints(&[1]));
-    assert_eq!(info_values(&mut c, "b"), [Int(20), Int(112), Int(1), Int(1), Int(5)]);
-    assert_eq!(call!(c, "BF.INSERT", "n", "nonsense", "ITEMS", "x"), ints(&[1]));
+    assert_eq!(
+        call!(
+            c,
+            "BF.INSERT",
+            "b",
+            "cap",
+            "10",
+            "CAPACITY",
+            "20",
+            "exp",
+            "5",
+            "eRR",
+            "0.1",
+            "ITEMS",
+            "x"
+        ),
+        ints(&[1])
+    );
+    assert_eq!(
+        info_values(&mut c, "b"),
+        [Int(20), Int(112), Int(1), Int(1), Int(5)]
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "n", "nonsense", "ITEMS", "x"),
+        ints(&[1])
+    );
     assert_eq!(call!(c, "BF.INFO", "n", "expansion"), Array(vec![Nil]));
-    assert_eq!(call!(c, "BF.INSERT", "ne", "NONSCALING", "EXPANSION", "4", "ITEMS", "x"), ints(&[1]));
+    assert_eq!(
+        call!(
+            c,
+            "BF.INSERT",
+            "ne",
+            "NONSCALING",
+            "EXPANSION",
+            "4",
+            "ITEMS",
+            "x"
+        ),
+        ints(&[1])
+    );
     assert_eq!(call!(c, "BF.INFO", "ne", "expansion"), Array(vec![Nil]));
-    assert_eq!(call!(c, "BF.INSERT", "nc", "nocreateXYZ", "ITEMS", "x"), err("ERR not found"));
-    assert_eq!(call!(c, "BF.INSERT", "b", "NOCREATE", "CAPACITY", "5000", "ITEMS", "y"), ints(&[1]));
+    assert_eq!(
+        call!(c, "BF.INSERT", "nc", "nocreateXYZ", "ITEMS", "x"),
+        err("ERR not found")
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.INSERT",
+            "b",
+            "NOCREATE",
+            "CAPACITY",
+            "5000",
+            "ITEMS",
+            "y"
+        ),
+        ints(&[1])
+    );
     assert_eq!(call!(c, "BF.INFO", "b", "capacity"), ints(&[20]));
     assert_eq!(call!(c, "EXISTS", "nc"), Int(0));
 }
@@ -339,23 +674,56 @@ fn insert_errors() {
     let arity = err("ERR wrong number of arguments for 'bf.insert' command");
     assert_eq!(call!(c, "BF.INSERT", "k", "ITEMS"), arity);
     assert_eq!(call!(c, "BF.INSERT", "k", "CAPACITY", "10", "ITEMS"), arity);
-    assert_eq!(call!(c, "BF.INSERT", "k", "CAPACITY", "10", "NOCREATE"), arity);
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "CAPACITY", "10", "NOCREATE"),
+        arity
+    );
     assert_eq!(call!(c, "BF.INSERT", "k", "NOCREATE", "CAPACITY"), arity);
     assert_eq!(call!(c, "BF.INSERT", "k", "NOCREATE", "ERROR"), arity);
-    assert_eq!(call!(c, "BF.INSERT", "k", "bogus", "ITEMS", "a"), err("Unknown argument received"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "", "ITEMS", "a"), err("Unknown argument received"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"), err("Bad error rate"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "e", "0.5", "ITEMS", "a"), err("Bad expansion"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "CAPACITY", "1.5", "ITEMS", "a"), err("Bad capacity"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "ERROR", "1", "ITEMS", "a"), err("Bad argument received"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "ERROR", "0", "ITEMS", "a"), err("Bad argument received"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"), err("Bad argument received"));
-    assert_eq!(call!(c, "BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"), err("Bad argument received"));
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "bogus", "ITEMS", "a"),
+        err("Unknown argument received")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "", "ITEMS", "a"),
+        err("Unknown argument received")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"),
+        err("Bad error rate")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "e", "0.5", "ITEMS", "a"),
+        err("Bad expansion")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "CAPACITY", "1.5", "ITEMS", "a"),
+        err("Bad capacity")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "ERROR", "1", "ITEMS", "a"),
+        err("Bad argument received")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "ERROR", "0", "ITEMS", "a"),
+        err("Bad argument received")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"),
+        err("Bad argument received")
+    );
+    assert_eq!(
+        call!(c, "BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"),
+        err("Bad argument received")
+    );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     assert_eq!(call!(c, "SET", "s", "v"), ok());
     let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
     assert_eq!(call!(c, "BF.INSERT", "s", "ITEMS", "a"), wrongtype);
-    assert_eq!(call!(c, "BF.INSERT", "s", "NOCREATE", "ITEMS", "a"), wrongtype);
+    assert_eq!(
+        call!(c, "BF.INSERT", "s", "NOCREATE", "ITEMS", "a"),
+        wrongtype
+    );
 }
 
 #[test]
@@ -366,13 +734,31 @@ fn scandump_and_loadchunk() {
         call!(c, "BF.ADD", "bf", format!("item{i}"));
     }
     let chunks = scandump(&mut c, "BF.SCANDUMP", "bf");
-    let hex: Vec<(i64, String)> = chunks.iter().map(|(i, b)| (*i, b.iter().map(|x| format!("{x:02x}")).collect())).collect();
+    let hex: Vec<(i64, String)> = chunks
+        .iter()
+        .map(|(i, b)| (*i, b.iter().map(|x| format!("{x:02x}")).collect()))
+        .collect();
     assert_eq!(hex[1], (17, "a5d8f59a8d6a88c68707d084d1c42a1b".to_string()));
-    assert_eq!(hex[2], (49, "550a2d54cd55741c15d48e981641d0b0ef04c5c900c5e155a1578421778047c7".to_string()));
+    assert_eq!(
+        hex[2],
+        (
+            49,
+            "550a2d54cd55741c15d48e981641d0b0ef04c5c900c5e155a1578421778047c7".to_string()
+        )
+    );
     assert_eq!(hex[0].1.len(), 126 * 2);
-    assert_eq!(call!(c, "BF.SCANDUMP", "bf", "49"), Array(vec![Int(0), bulk("")]));
-    assert_eq!(call!(c, "BF.SCANDUMP", "bf", "-1"), Array(vec![Int(0), bulk("")]));
-    assert_eq!(call!(c, "BF.SCANDUMP", "bf", "5"), Array(vec![Int(17), bulk(&chunks[1].1[4..])]));
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "bf", "49"),
+        Array(vec![Int(0), bulk("")])
+    );
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "bf", "-1"),
+        Array(vec![Int(0), bulk("")])
+    );
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "bf", "5"),
+        Array(vec![Int(17), bulk(&chunks[1].1[4..])])
+    );
 
     for (iter, data) in &chunks {
         assert_eq!(call!(c, "BF.LOADCHUNK", "copy", *iter, data.clone()), ok());
@@ -382,7 +768,10 @@ fn scandump_and_loadchunk() {
     assert_eq!(call!(c, "BF.CARD", "copy"), Int(25));
 
     // Header only: a usable, empty filter with the header's counters.
-    assert_eq!(call!(c, "BF.LOADCHUNK", "empty", 1, chunks[0].1.clone()), ok());
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "empty", 1, chunks[0].1.clone()),
+        ok()
+    );
     assert_eq!(call!(c, "BF.EXISTS", "empty", "item7"), Int(0));
     assert_eq!(call!(c, "BF.CARD", "empty"), Int(25));
 }
@@ -392,43 +781,119 @@ fn scandump_and_loadchunk_errors() {
     let (_s, mut c) = server();
     assert_eq!(call!(c, "BF.RESERVE", "bf", "0.01", "10"), ok());
     let header = call!(c, "BF.SCANDUMP", "bf", "0").array()[1].bytes();
-    assert_eq!(call!(c, "BF.SCANDUMP", "bf"), err("ERR wrong number of arguments for 'bf.scandump' command"));
-    assert_eq!(call!(c, "BF.SCANDUMP", "missing", "x"), err("ERR not found"));
-    assert_eq!(call!(c, "BF.SCANDUMP", "bf", "x"), err("Second argument must be numeric"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "1"), err("ERR wrong number of arguments for 'bf.loadchunk' command"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "missing", "x", "data"), err("ERR Second argument must be numeric"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "missing", "17", "data"), err("ERR not found"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "missing", "1", "garbage"), err("ERR received bad data"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "1", header.clone()), err("ERR received bad data"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "0", "x"), err("ERR received bad data"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "-4", "x"), err("ERR received bad data"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "3", "xyz"), err("ERR invalid offset - no link found"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "500", "xyz"), err("ERR invalid offset - no link found"));
-    assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "18", vec![0xffu8; 17]), err("ERR invalid chunk - Too big for current filter"));
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "bf"),
+        err("ERR wrong number of arguments for 'bf.scandump' command")
+    );
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "missing", "x"),
+        err("ERR not found")
+    );
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "bf", "x"),
+        err("Second argument must be numeric")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "1"),
+        err("ERR wrong number of arguments for 'bf.loadchunk' command")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "missing", "x", "data"),
+        err("ERR Second argument must be numeric")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "missing", "17", "data"),
+        err("ERR not found")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "missing", "1", "garbage"),
+        err("ERR received bad data")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "1", header.clone()),
+        err("ERR received bad data")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "0", "x"),
+        err("ERR received bad data")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "-4", "x"),
+        err("ERR received bad data")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "3", "xyz"),
+        err("ERR invalid offset - no link found")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "500", "xyz"),
+        err("ERR invalid offset - no link found")
+    );
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bf", "18", vec![0xffu8; 17]),
+        err("ERR invalid chunk - Too big for current filter")
+    );
     assert_eq!(call!(c, "BF.LOADCHUNK", "bf", "5", ""), ok());
     assert_eq!(call!(c, "SET", "s", "v"), ok());
     let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
     assert_eq!(call!(c, "BF.SCANDUMP", "s", "0"), wrongtype);
-    assert_eq!(call!(c, "BF.LOADCHUNK", "s", "1", header.clone()), wrongtype);
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "s", "1", header.clone()),
+        wrongtype
+    );
     assert_eq!(call!(c, "BF.LOADCHUNK", "s", "17", "x"), wrongtype);
 
     // Headers that lie: every one refused, nothing created.
     let lies: Vec<(&str, Vec<u8>)> = vec![
         ("short", header[..19].to_vec()),
-        ("zero links", [&header[..8], &0u32.to_le_bytes(), &header[12..]].concat()),
-        ("two links, one record", [&header[..8], &2u32.to_le_bytes(), &header[12..]].concat()),
-        ("sizes do not add up", [&5u64.to_le_bytes(), &header[8..]].concat()),
-        ("unknown option", [&header[..12], &0x15u32.to_le_bytes(), &header[16..]].concat()),
-        ("bits beyond bytes", [&header[..28], &1000u64.to_le_bytes(), &header[36..]].concat()),
-        ("error rate zero", [&header[..44], &0f64.to_le_bytes(), &header[52..]].concat()),
-        ("wrong hash count", [&header[..60], &3u32.to_le_bytes(), &header[64..]].concat()),
+        (
+            "zero links",
+            [&header[..8], &0u32.to_le_bytes(), &header[12..]].concat(),
+        ),
+        (
+            "two links, one record",
+            [&header[..8], &2u32.to_le_bytes(), &header[12..]].concat(),
+        ),
+        (
+            "sizes do not add up",
+            [&5u64.to_le_bytes(), &header[8..]].concat(),
+        ),
+        (
+            "unknown option",
+            [&header[..12], &0x15u32.to_le_bytes(), &header[16..]].concat(),
+        ),
+        (
+            "bits beyond bytes",
+            [&header[..28], &1000u64.to_le_bytes(), &header[36..]].concat(),
+        ),
+        (
+            "error rate zero",
+            [&header[..44], &0f64.to_le_bytes(), &header[52..]].concat(),
+        ),
+        (
+            "wrong hash count",
+            [&header[..60], &3u32.to_le_bytes(), &header[64..]].concat(),
+        ),
         ("n2 too large", [&header[..72], &[64u8][..]].concat()),
     ];
     for (what, lie) in lies {
-        assert_eq!(call!(c, "BF.LOADCHUNK", "lie", "1", lie), err("ERR received bad data"), "{what}");
+        assert_eq!(
+            call!(c, "BF.LOADCHUNK", "lie", "1", lie),
+            err("ERR received bad data"),
+            "{what}"
+        );
     }
-    let huge = [&header[..20], &(1u64 << 40).to_le_bytes(), &(1u64 << 43).to_le_bytes(), &header[36..]].concat();
-    assert_eq!(call!(c, "BF.LOADCHUNK", "lie", "1", huge), err("ERR Insufficient memory to create filter"));
+    let huge = [
+        &header[..20],
+        &(1u64 << 40).to_le_bytes(),
+        &(1u64 << 43).to_le_bytes(),
+        &header[36..],
+    ]
+    .concat();
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "lie", "1", huge),
+        err("ERR Insufficient memory to create filter")
+    );
     assert_eq!(call!(c, "EXISTS", "lie"), Int(0));
 }
 
@@ -469,9 +934,16 @@ fn command_table() {
         let info = call!(c, "COMMAND", "INFO", name).array()[0].array();
         assert_eq!(info[0], bulk(name));
         assert_eq!(info[1], Int(-1));
-        assert_eq!(info[2], Array(flags.iter().map(|f| Simple(f.to_string())).collect()), "{name}");
+        assert_eq!(
+            info[2],
+            Array(flags.iter().map(|f| Simple(f.to_string())).collect()),
+            "{name}"
+        );
         assert_eq!(&info[3..6], &[Int(1), Int(1), Int(1)]);
-        assert_eq!(call!(c, "COMMAND", "GETKEYS", name, "thekey", "x", "y"), Array(vec![bulk("thekey")]));
+        assert_eq!(
+            call!(c, "COMMAND", "GETKEYS", name, "thekey", "x", "y"),
+            Array(vec![bulk("thekey")])
+        );
     }
 }
 
@@ -482,8 +954,17 @@ fn module_identity() {
     let fields = modules[0].array();
     assert_eq!(fields[0..2], [bulk("name"), bulk("bf")]);
     let version = fields[3].int();
-    let (major, minor, patch) = (env!("CARGO_PKG_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MINOR"), env!("CARGO_PKG_VERSION_PATCH"));
-    assert_eq!(version, major.parse::<i64>().unwrap() * 10000 + minor.parse::<i64>().unwrap() * 100 + patch.parse::<i64>().unwrap());
+    let (major, minor, patch) = (
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    );
+    assert_eq!(
+        version,
+        major.parse::<i64>().unwrap() * 10000
+            + minor.parse::<i64>().unwrap() * 100
+            + patch.parse::<i64>().unwrap()
+    );
     let info = call!(c, "INFO", "modules").text();
     assert!(info.contains("options=[handle-io-errors]"), "{info}");
 }
@@ -493,19 +974,31 @@ fn module_arguments() {
     let s = Server::build(&["ERROR_RATE", "0.001", "INITIAL_SIZE", "1000"], &[]);
     let mut c = s.client();
     assert_eq!(call!(c, "BF.ADD", "k", "x"), Int(1));
-    assert_eq!(info_values(&mut c, "k"), [Int(1000), Int(2080), Int(1), Int(1), Int(2)]);
+    assert_eq!(
+        info_values(&mut c, "k"),
+        [Int(1000), Int(2080), Int(1), Int(1), Int(2)]
+    );
     let empty = Server::build(&[""], &[]);
     assert_eq!(call!(empty.client(), "PING"), Simple("PONG".into()));
     let cases: [(&[&str], &str); 9] = [
-        (&["INITIAL_SIZE", "x"], "Invalid argument for 'INITIAL_SIZE'"),
+        (
+            &["INITIAL_SIZE", "x"],
+            "Invalid argument for 'INITIAL_SIZE'",
+        ),
         (&["INITIAL_SIZE", "0"], "INITIAL_SIZE must be > 0"),
         (&["ERROR_RATE", "x"], "Invalid argument for 'ERROR_RATE'"),
         (&["ERROR_RATE", "0"], "ERROR_RATE must be > 0"),
         (&["ERROR_RATE", "1"], "ERROR_RATE must be < 1"),
-        (&["CF_MAX_EXPANSIONS", "0"], "CF_MAX_EXPANSIONS must be an integer >= 1"),
+        (
+            &["CF_MAX_EXPANSIONS", "0"],
+            "CF_MAX_EXPANSIONS must be an integer >= 1",
+        ),
         (&["BOGUS", "1"], "Unrecognized option"),
         (&["ERROR_RATE"], "Invalid number of arguments passed"),
-        (&["INITIAL_SIZE", "1.5"], "Invalid argument for 'INITIAL_SIZE'"),
+        (
+            &["INITIAL_SIZE", "1.5"],
+            "Invalid argument for 'INITIAL_SIZE'",
+        ),
     ];
     for (args, message) in cases {
         let log = failed_start_log(args);

@@ -31,19 +31,36 @@ fn expected_info(fixture: &Value) -> Reply {
 fn answers(c: &mut Client, key: &str, items: impl Iterator<Item = String>) -> String {
     let mut args = vec!["BF.MEXISTS".to_string(), key.to_string()];
     args.extend(items);
-    c.call(&args).array().iter().map(|r| if *r == Int(1) { '1' } else { '0' }).collect()
+    c.call(&args)
+        .array()
+        .iter()
+        .map(|r| if *r == Int(1) { '1' } else { '0' })
+        .collect()
 }
 
 /// The key answers exactly as RedisBloom's recorded it.
 fn check_key(c: &mut Client, key: &str, fixture: &Value) {
     let added = fixture["added"].as_u64().unwrap();
     assert_eq!(call!(c, "BF.INFO", key), expected_info(fixture), "{key}");
-    assert_eq!(answers(c, key, (0..added).map(|i| format!("{key}/{i}"))), fixture["present_answers"].as_str().unwrap(), "{key}");
-    assert_eq!(answers(c, key, (0..20_000).map(|i| format!("{key}/probe/{i}"))), fixture["probe_answers"].as_str().unwrap(), "{key}");
+    assert_eq!(
+        answers(c, key, (0..added).map(|i| format!("{key}/{i}"))),
+        fixture["present_answers"].as_str().unwrap(),
+        "{key}"
+    );
+    assert_eq!(
+        answers(c, key, (0..20_000).map(|i| format!("{key}/probe/{i}"))),
+        fixture["probe_answers"].as_str().unwrap(),
+        "{key}"
+    );
 }
 
 fn recorded_chunks(fixture: &Value) -> Vec<(i64, Vec<u8>)> {
-    fixture["scandump"].as_array().unwrap().iter().map(|c| (c[0].as_i64().unwrap(), b64(c[1].as_str().unwrap()))).collect()
+    fixture["scandump"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c[0].as_i64().unwrap(), b64(c[1].as_str().unwrap())))
+        .collect()
 }
 
 #[test]
@@ -52,9 +69,17 @@ fn restore_of_redisbloom_dump_payloads() {
     let mut c = s.client();
     for (key, fixture) in bloom_fixtures() {
         let payload = b64(fixture["dump"].as_str().unwrap());
-        assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload), ok(), "{key}");
+        assert_eq!(
+            call!(c, "RESTORE", key.as_str(), "0", payload),
+            ok(),
+            "{key}"
+        );
         check_key(&mut c, &key, &fixture);
-        assert_eq!(scandump(&mut c, "BF.SCANDUMP", &key), recorded_chunks(&fixture), "{key}");
+        assert_eq!(
+            scandump(&mut c, "BF.SCANDUMP", &key),
+            recorded_chunks(&fixture),
+            "{key}"
+        );
         let usage = call!(c, "MEMORY", "USAGE", key.as_str()).int();
         assert_eq!(usage, fixture["memory_usage"].as_i64().unwrap(), "{key}");
     }
@@ -66,7 +91,11 @@ fn loadchunk_of_redisbloom_chunks() {
     let mut c = s.client();
     for (key, fixture) in bloom_fixtures() {
         for (iter, bytes) in recorded_chunks(&fixture) {
-            assert_eq!(call!(c, "BF.LOADCHUNK", key.as_str(), iter, bytes), ok(), "{key}");
+            assert_eq!(
+                call!(c, "BF.LOADCHUNK", key.as_str(), iter, bytes),
+                ok(),
+                "{key}"
+            );
         }
         check_key(&mut c, &key, &fixture);
     }
@@ -91,10 +120,23 @@ fn replaying_redisbloom_builds() {
             args.extend(batch.iter().cloned());
             replies.extend(c.call(&args).array().into_iter().map(|r| r.int()));
         }
-        let recorded: Vec<i64> = fixture["add_replies"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        let recorded: Vec<i64> = fixture["add_replies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
         assert_eq!(replies, recorded, "{key}");
         check_key(&mut c, &key, &fixture);
-        assert_eq!(scandump(&mut c, "BF.SCANDUMP", &key), recorded_chunks(&fixture), "{key}");
-        assert_eq!(call!(c, "DUMP", key.as_str()).bytes(), b64(fixture["dump"].as_str().unwrap()), "{key}");
+        assert_eq!(
+            scandump(&mut c, "BF.SCANDUMP", &key),
+            recorded_chunks(&fixture),
+            "{key}"
+        );
+        assert_eq!(
+            call!(c, "DUMP", key.as_str()).bytes(),
+            b64(fixture["dump"].as_str().unwrap()),
+            "{key}"
+        );
     }
 }

@@ -7,9 +7,30 @@ use common::*;
 
 /// Builds a few filters of different shapes; returns the items added to each key.
 fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
-    assert_eq!(call!(c, "BF.RESERVE", "tiers", "0.01", "100", "EXPANSION", "10"), ok());
-    assert_eq!(call!(c, "BF.RESERVE", "ns", "0.05", "300", "NONSCALING"), ok());
-    assert_eq!(call!(c, "BF.INSERT", "ins", "CAPACITY", "50", "ERROR", "0.1", "EXPANSION", "3", "ITEMS", "seed"), ints(&[1]));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "tiers", "0.01", "100", "EXPANSION", "10"),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "ns", "0.05", "300", "NONSCALING"),
+        ok()
+    );
+    assert_eq!(
+        call!(
+            c,
+            "BF.INSERT",
+            "ins",
+            "CAPACITY",
+            "50",
+            "ERROR",
+            "0.1",
+            "EXPANSION",
+            "3",
+            "ITEMS",
+            "seed"
+        ),
+        ints(&[1])
+    );
     let mut keys = Vec::new();
     for (key, count) in [("tiers", 2500), ("ns", 250), ("ins", 400), ("auto", 777)] {
         let items: Vec<String> = (0..count).map(|i| format!("{key}/{i}")).collect();
@@ -42,7 +63,10 @@ fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
         args.push("never-added".to_string());
         let answers = c.call(&args);
         if !items.is_empty() {
-            assert!(answers.array()[..items.len()].iter().all(|a| *a == Int(1)), "{key}: false negative");
+            assert!(
+                answers.array()[..items.len()].iter().all(|a| *a == Int(1)),
+                "{key}: false negative"
+            );
         }
         out.push(answers);
     }
@@ -73,17 +97,33 @@ fn save_and_restart() {
 }
 
 fn aof_round_trip(preamble: &str) {
-    let config = ["--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", preamble];
+    let config = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--aof-use-rdb-preamble",
+        preamble,
+    ];
     let mut s = Server::build(&[], &config);
     let mut c = s.client();
     let keys = populate(&mut c);
     let before = snapshot(&mut c, &keys);
-    assert_eq!(call!(c, "BGREWRITEAOF"), Simple("Background append only file rewriting started".into()));
+    assert_eq!(
+        call!(c, "BGREWRITEAOF"),
+        Simple("Background append only file rewriting started".into())
+    );
     wait_for_persistence(&mut c);
     if preamble == "no" {
         let commands = aof_commands(&s.dir);
-        let loadchunks = commands.iter().filter(|cmd| cmd[0].eq_ignore_ascii_case(b"BF.LOADCHUNK")).count();
-        assert!(loadchunks >= 10, "rewrite emitted {loadchunks} BF.LOADCHUNK commands");
+        let loadchunks = commands
+            .iter()
+            .filter(|cmd| cmd[0].eq_ignore_ascii_case(b"BF.LOADCHUNK"))
+            .count();
+        assert!(
+            loadchunks >= 10,
+            "rewrite emitted {loadchunks} BF.LOADCHUNK commands"
+        );
     }
     // More writes after the rewrite land in the incremental file.
     assert_eq!(call!(c, "BF.ADD", "tiers", "after-rewrite"), Int(1));
@@ -118,7 +158,10 @@ fn dump_restore_and_copy() {
     let before = snapshot(&mut c, &keys);
     for (key, _) in &keys {
         let payload = call!(c, "DUMP", key.as_str()).bytes();
-        assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload.clone()), err("BUSYKEY Target key name already exists."));
+        assert_eq!(
+            call!(c, "RESTORE", key.as_str(), "0", payload.clone()),
+            err("BUSYKEY Target key name already exists.")
+        );
         assert_eq!(call!(c, "DEL", key.as_str()), Int(1));
         assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload), ok());
     }
@@ -166,23 +209,54 @@ fn memory_usage_follows_the_reported_size() {
 }
 
 fn strings(command: &[Vec<u8>]) -> Vec<String> {
-    command.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+    command
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
 }
 
 #[test]
 fn propagation() {
-    let config = ["--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "yes"];
+    let config = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--aof-use-rdb-preamble",
+        "yes",
+    ];
     let s = Server::build(&["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"], &config);
     let mut c = s.client();
     assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2", "NONSCALING"), ok());
-    assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2"), err("ERR item exists"));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "r", "0.01", "2"),
+        err("ERR item exists")
+    );
     assert_eq!(call!(c, "BF.ADD", "r", "a"), Int(1));
     assert_eq!(call!(c, "BF.ADD", "r", "a"), Int(0));
-    assert_eq!(call!(c, "BF.MADD", "r", "b", "c"), Array(vec![Int(1), err("ERR non scaling filter is full")]));
+    assert_eq!(
+        call!(c, "BF.MADD", "r", "b", "c"),
+        Array(vec![Int(1), err("ERR non scaling filter is full")])
+    );
     assert_eq!(call!(c, "BF.EXISTS", "r", "a"), Int(1));
-    assert_eq!(call!(c, "BF.INSERT", "nope", "NOCREATE", "ITEMS", "a"), err("ERR not found"));
+    assert_eq!(
+        call!(c, "BF.INSERT", "nope", "NOCREATE", "ITEMS", "a"),
+        err("ERR not found")
+    );
     assert_eq!(call!(c, "BF.ADD", "auto", "x"), Int(1));
-    assert_eq!(call!(c, "BF.INSERT", "ins", "CAPACITY", "7", "NONSCALING", "ITEMS", "y"), ints(&[1]));
+    assert_eq!(
+        call!(
+            c,
+            "BF.INSERT",
+            "ins",
+            "CAPACITY",
+            "7",
+            "NONSCALING",
+            "ITEMS",
+            "y"
+        ),
+        ints(&[1])
+    );
     let header = call!(c, "BF.SCANDUMP", "r", "0").array()[1].bytes();
     assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
     let written: Vec<Vec<String>> = aof_commands(&s.dir)
@@ -205,8 +279,14 @@ fn propagation() {
             "BF.LOADCHUNK lc",
         ]
     );
-    assert_eq!(written[4], ["BF.RESERVE", "auto", "0.001", "500", "EXPANSION", "2"]);
-    assert_eq!(written[6], ["BF.RESERVE", "ins", "0.001", "7", "NONSCALING"]);
+    assert_eq!(
+        written[4],
+        ["BF.RESERVE", "auto", "0.001", "500", "EXPANSION", "2"]
+    );
+    assert_eq!(
+        written[6],
+        ["BF.RESERVE", "ins", "0.001", "7", "NONSCALING"]
+    );
 }
 
 #[test]
@@ -215,7 +295,10 @@ fn keyspace_notifications() {
     let s = Server::build(&[], &["--notify-keyspace-events", "KEg"]);
     let mut c = s.client();
     let mut sub = s.client();
-    assert_eq!(call!(sub, "PSUBSCRIBE", "__keyevent@0__:*").array()[0], bulk("psubscribe"));
+    assert_eq!(
+        call!(sub, "PSUBSCRIBE", "__keyevent@0__:*").array()[0],
+        bulk("psubscribe")
+    );
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100"), ok());
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(1));
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(0));
@@ -224,5 +307,14 @@ fn keyspace_notifications() {
     assert_eq!(call!(c, "BF.INSERT", "k", "ITEMS", "c"), ints(&[1]));
     assert_eq!(call!(c, "DEL", "k"), Int(1));
     let events: Vec<String> = (0..5).map(|_| sub.read().array()[2].text()).collect();
-    assert_eq!(events, ["__keyevent@0__:bf.reserve", "__keyevent@0__:bf.add", "__keyevent@0__:bf.madd", "__keyevent@0__:bf.insert", "__keyevent@0__:del"]);
+    assert_eq!(
+        events,
+        [
+            "__keyevent@0__:bf.reserve",
+            "__keyevent@0__:bf.add",
+            "__keyevent@0__:bf.madd",
+            "__keyevent@0__:bf.insert",
+            "__keyevent@0__:del"
+        ]
+    );
 }

@@ -3,7 +3,9 @@
 
 use super::ItemHash;
 
-/// ln(2), with the digits RedisBloom uses.
+/// ln(2), with the digits RedisBloom uses: the hash count is `ceil(LN2 * bpe)`, and the last
+/// digits decide the ceiling for some error rates.
+#[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693_147_180_559_945;
 /// ln(2)², with the digits RedisBloom uses.
 const LN2_SQUARED: f64 = 0.480_453_013_918_201;
@@ -71,8 +73,7 @@ pub fn hashes_for(bpe: f64) -> Option<u32> {
 impl LinkShape {
     /// Sizes a link for `entries` items at `error`, under the chain's `options`.
     pub fn new(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
-        // `!(error > 0.0)` also refuses NaN.
-        if entries < 1 || !(error > 0.0) || error >= 1.0 {
+        if entries < 1 || !(error > 0.0 && error < 1.0) {
             return Err(LinkError::Invalid);
         }
         let bpe = bits_per_entry(error);
@@ -95,7 +96,7 @@ impl LinkShape {
             }
             (wanted as u64).max(1)
         } else {
-            if !(wanted >= 1.0) {
+            if wanted.is_nan() || wanted < 1.0 {
                 return Err(LinkError::Invalid);
             }
             let exponent = wanted.log2().floor();

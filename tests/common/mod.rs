@@ -85,8 +85,13 @@ pub struct Client {
 impl Client {
     pub fn connect(port: u16) -> Client {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        Client { reader: BufReader::new(stream.try_clone().unwrap()), writer: stream }
+        stream
+            .set_read_timeout(Some(Duration::from_secs(120)))
+            .unwrap();
+        Client {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+        }
     }
 
     /// Sends one command without reading its reply (for pipelining).
@@ -206,15 +211,25 @@ int_arg!(i32, i64, u32, u64, usize, f64);
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("BLOOMRS_MODULE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libbloomrs.so"));
-    assert!(path.exists(), "{} is missing: run `cargo build --release` (or `make test`) first", path.display());
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libbloomrs.so")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --release` (or `make test`) first",
+        path.display()
+    );
     path
 }
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A redis-server with the module, in its own data directory, killed on drop.
@@ -258,7 +273,16 @@ impl Server {
             command
                 .arg("--port")
                 .arg(self.port.to_string())
-                .args(["--bind", "127.0.0.1", "--save", "", "--enable-debug-command", "yes", "--appendonly", "no"])
+                .args([
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--enable-debug-command",
+                    "yes",
+                    "--appendonly",
+                    "no",
+                ])
                 .arg("--dir")
                 .arg(&self.dir)
                 .arg("--logfile")
@@ -269,7 +293,9 @@ impl Server {
                 .args(&self.config)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
-            let child = command.spawn().map_err(|e| format!("cannot run redis-server: {e}"))?;
+            let child = command
+                .spawn()
+                .map_err(|e| format!("cannot run redis-server: {e}"))?;
             self.child = Some(child);
             if self.wait_ready() {
                 return Ok(());
@@ -336,11 +362,22 @@ impl Drop for Server {
 /// Runs redis-server with the module and the given load arguments, expecting it to refuse to
 /// start; returns its log.
 pub fn failed_start_log(module_args: &[&str]) -> String {
-    let dir = std::env::temp_dir().join(format!("bloomrs-fail-{}-{}", std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed)));
+    let dir = std::env::temp_dir().join(format!(
+        "bloomrs-fail-{}-{}",
+        std::process::id(),
+        NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("redis.log");
     let status = Command::new("redis-server")
-        .args(["--port", &free_port().to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .args([
+            "--port",
+            &free_port().to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
         .arg("--logfile")
         .arg(&log)
         .arg("--loadmodule")
@@ -358,7 +395,8 @@ pub fn failed_start_log(module_args: &[&str]) -> String {
 
 /// The RedisBloom fixtures shipped with the tests.
 pub fn fixtures() -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom/fixtures.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom/fixtures.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -368,7 +406,9 @@ pub fn fixture_rdb() -> PathBuf {
 
 pub fn b64(text: &str) -> Vec<u8> {
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
 }
 
 /// All SCANDUMP chunks of a key (`BF.SCANDUMP` or `CF.SCANDUMP`), header first.
@@ -376,7 +416,9 @@ pub fn scandump(client: &mut Client, command: &str, key: &str) -> Vec<(i64, Vec<
     let mut chunks = Vec::new();
     let mut iter = 0i64;
     loop {
-        let reply = client.call(&[command.to_string(), key.to_string(), iter.to_string()]).array();
+        let reply = client
+            .call(&[command.to_string(), key.to_string(), iter.to_string()])
+            .array();
         let next = reply[0].int();
         if next == 0 {
             break;
@@ -405,15 +447,27 @@ pub fn aof_commands(dir: &Path) -> Vec<Vec<Vec<u8>>> {
         let bytes = std::fs::read(&file).unwrap();
         let mut at = 0;
         while at < bytes.len() {
-            assert_eq!(bytes[at], b'*', "unexpected AOF content in {}", file.display());
-            let line_end = |from: usize| from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap();
+            assert_eq!(
+                bytes[at],
+                b'*',
+                "unexpected AOF content in {}",
+                file.display()
+            );
+            let line_end =
+                |from: usize| from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap();
             let end = line_end(at);
-            let count: usize = std::str::from_utf8(&bytes[at + 1..end]).unwrap().parse().unwrap();
+            let count: usize = std::str::from_utf8(&bytes[at + 1..end])
+                .unwrap()
+                .parse()
+                .unwrap();
             at = end + 2;
             let mut command = Vec::new();
             for _ in 0..count {
                 let end = line_end(at);
-                let len: usize = std::str::from_utf8(&bytes[at + 1..end]).unwrap().parse().unwrap();
+                let len: usize = std::str::from_utf8(&bytes[at + 1..end])
+                    .unwrap()
+                    .parse()
+                    .unwrap();
                 at = end + 2;
                 command.push(bytes[at..at + len].to_vec());
                 at += len + 2;
@@ -429,13 +483,20 @@ pub fn wait_for_persistence(client: &mut Client) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let info = client.call(&["INFO", "persistence"]).text();
-        let busy = ["aof_rewrite_in_progress:1", "aof_rewrite_scheduled:1", "rdb_bgsave_in_progress:1"]
-            .iter()
-            .any(|flag| info.contains(flag));
+        let busy = [
+            "aof_rewrite_in_progress:1",
+            "aof_rewrite_scheduled:1",
+            "rdb_bgsave_in_progress:1",
+        ]
+        .iter()
+        .any(|flag| info.contains(flag));
         if !busy {
             return;
         }
-        assert!(Instant::now() < deadline, "persistence did not finish: {info}");
+        assert!(
+            Instant::now() < deadline,
+            "persistence did not finish: {info}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -1,0 +1,29 @@
+# bloomrs: `make run` starts a server with the module, `make test` runs every test.
+CARGO ?= cargo
+PORT ?= 6379
+
+.PHONY: all deps build run test unit integration lint clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(CARGO) build --release
+
+run: build
+	PORT=$(PORT) scripts/run.sh
+
+# Unit tests of the pure core, then the integration tests against a real redis-server with
+# the freshly built module.
+test: build
+	$(CARGO) test --release --lib
+	$(CARGO) test --release --test '*' -- --test-threads 2
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+clean:
+	$(CARGO) clean
