@@ -500,3 +500,78 @@ pub fn wait_for_persistence(client: &mut Client) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Redis's CRC-64 (Jones polynomial, reflected, initial value 0) used by DUMP payloads.
+pub fn crc64(bytes: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for byte in bytes {
+        crc ^= u64::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x95ac_9329_ac4b_c9b5
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+/// Replaces the CRC footer of a (mutated) DUMP payload with the correct one.
+pub fn with_valid_crc(payload: &[u8]) -> Vec<u8> {
+    let body = &payload[..payload.len() - 8];
+    [body, &crc64(body).to_le_bytes()].concat()
+}
+
+/// One primitive of a module value in a DUMP payload.
+pub enum RdbField {
+    Unsigned(u64),
+    Double(f64),
+    Buffer(Vec<u8>),
+}
+
+fn rdb_length(value: u64, out: &mut Vec<u8>) {
+    if value < 64 {
+        out.push(value as u8);
+    } else if value < 16384 {
+        out.extend_from_slice(&((value as u16) | 0x4000).to_be_bytes());
+    } else if value <= u64::from(u32::MAX) {
+        out.push(0x80);
+        out.extend_from_slice(&(value as u32).to_be_bytes());
+    } else {
+        out.push(0x81);
+        out.extend_from_slice(&value.to_be_bytes());
+    }
+}
+
+/// Module type ids as Redis stores them: 54 bits of name, 10 bits of encoding version.
+pub const BLOOM_TYPE_ID: u64 = 0x3016_e5a2_89be_f800;
+pub const CUCKOO_TYPE_ID: u64 = 0x3016_e5a2_8982_1400;
+
+/// A DUMP payload (Redis 7.0, RDB version 10) of a module value with these primitives.
+pub fn module_payload(type_id: u64, encver: u64, fields: &[RdbField]) -> Vec<u8> {
+    let mut out = vec![7u8, 0x81];
+    out.extend_from_slice(&(type_id | encver).to_be_bytes());
+    for field in fields {
+        match field {
+            RdbField::Unsigned(v) => {
+                out.push(2);
+                rdb_length(*v, &mut out);
+            }
+            RdbField::Double(v) => {
+                out.push(4);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            RdbField::Buffer(b) => {
+                out.push(5);
+                rdb_length(b.len() as u64, &mut out);
+                out.extend_from_slice(b);
+            }
+        }
+    }
+    out.push(0);
+    out.extend_from_slice(&10u16.to_le_bytes());
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
