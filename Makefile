@@ -2,7 +2,7 @@
 CARGO ?= cargo
 PORT ?= 6379
 
-.PHONY: all deps build run test unit integration lint clean
+.PHONY: all deps build run test lint fuzz clean
 
 all: build
 
@@ -20,6 +20,10 @@ run: build
 test: build
 	$(CARGO) test --release --lib
 	$(CARGO) test --release --test '*' -- --test-threads 2
+
+# Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the RedisBloom fixtures.
+fuzz:
+	scripts/fuzz.sh
 
 lint:
 	$(CARGO) fmt --check
