@@ -44,7 +44,9 @@ fn info_reply(values: [i64; 8]) -> Reply {
 }
 
 fn arity(command: &str) -> Reply {
-    err(&format!("ERR wrong number of arguments for '{command}' command"))
+    err(&format!(
+        "ERR wrong number of arguments for '{command}' command"
+    ))
 }
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -55,25 +57,55 @@ fn reserve_validates_in_reference_order() {
     let mut c = server.client();
     assert_eq!(call!(c, "CF.RESERVE"), arity("cf.reserve"));
     assert_eq!(call!(c, "CF.RESERVE", "k"), arity("cf.reserve"));
-    assert_eq!(call!(c, "CF.RESERVE", "k", "100", "BUCKETSIZE"), arity("cf.reserve"));
+    assert_eq!(
+        call!(c, "CF.RESERVE", "k", "100", "BUCKETSIZE"),
+        arity("cf.reserve")
+    );
     assert_eq!(call!(c, "CF.RESERVE", "k", "abc"), err("Bad capacity"));
     assert_eq!(call!(c, "CF.RESERVE", "k", "1.5"), err("Bad capacity"));
     assert_eq!(call!(c, "CF.RESERVE", "k", "1e3"), err("Bad capacity"));
     let cases: &[(&[&str], &str)] = &[
         (&["MAXITERATIONS", "x"], "Couldn't parse MAXITERATIONS"),
-        (&["MAXITERATIONS", "0"], "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."),
-        (&["MAXITERATIONS", "65536"], "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."),
+        (
+            &["MAXITERATIONS", "0"],
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            &["MAXITERATIONS", "65536"],
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
         (&["BUCKETSIZE", "x"], "Couldn't parse BUCKETSIZE"),
-        (&["BUCKETSIZE", "0"], "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
-        (&["bucketsize", "256"], "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
+        (
+            &["BUCKETSIZE", "0"],
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
+        (
+            &["bucketsize", "256"],
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
         (&["EXPANSION", "x"], "Couldn't parse EXPANSION"),
-        (&["EXPANSION", "-1"], "EXPANSION: value must be an integer between 0 and 32768, inclusive."),
-        (&["Expansion", "32769"], "EXPANSION: value must be an integer between 0 and 32768, inclusive."),
+        (
+            &["EXPANSION", "-1"],
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ),
+        (
+            &["Expansion", "32769"],
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ),
         // MAXITERATIONS is looked at first, then BUCKETSIZE, then EXPANSION.
-        (&["EXPANSION", "x", "BUCKETSIZE", "0", "MAXITERATIONS", "0"], "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."),
-        (&["EXPANSION", "x", "BUCKETSIZE", "0"], "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
+        (
+            &["EXPANSION", "x", "BUCKETSIZE", "0", "MAXITERATIONS", "0"],
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            &["EXPANSION", "x", "BUCKETSIZE", "0"],
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
         // The first occurrence wins.
-        (&["BUCKETSIZE", "0", "BUCKETSIZE", "2"], "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
+        (
+            &["BUCKETSIZE", "0", "BUCKETSIZE", "2"],
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
         // Deviation D4: a keyword as the last argument is its own parse error.
         (&["x", "MAXITERATIONS"], "Couldn't parse MAXITERATIONS"),
         (&["x", "BUCKETSIZE"], "Couldn't parse BUCKETSIZE"),
@@ -88,7 +120,10 @@ fn reserve_validates_in_reference_order() {
     assert_eq!(call!(c, "CF.RESERVE", "k", "3"), too_small);
     assert_eq!(call!(c, "CF.RESERVE", "k", "0"), too_small);
     assert_eq!(call!(c, "CF.RESERVE", "k", "-5"), too_small);
-    assert_eq!(call!(c, "CF.RESERVE", "k", "7", "BUCKETSIZE", "4"), too_small);
+    assert_eq!(
+        call!(c, "CF.RESERVE", "k", "7", "BUCKETSIZE", "4"),
+        too_small
+    );
     // Range errors come before the capacity check.
     assert_eq!(
         call!(c, "CF.RESERVE", "k", "1", "EXPANSION", "x"),
@@ -109,14 +144,28 @@ fn reserve_validates_in_reference_order() {
     // Unknown pairs are ignored; keywords are case-insensitive.
     assert_eq!(call!(c, "CF.RESERVE", "u", "1000", "FOO", "5"), ok());
     assert_eq!(
-        call!(c, "CF.RESERVE", "m", "1000", "maxIterations", "7", "bucketSIZE", "4", "expansion", "3"),
+        call!(
+            c,
+            "CF.RESERVE",
+            "m",
+            "1000",
+            "maxIterations",
+            "7",
+            "bucketSIZE",
+            "4",
+            "expansion",
+            "3"
+        ),
         ok()
     );
-    assert_eq!(cf_info(&mut c, "m")[5..], [
-        ("Bucket size".to_string(), 4),
-        ("Expansion rate".to_string(), 4),
-        ("Max iterations".to_string(), 7),
-    ]);
+    assert_eq!(
+        cf_info(&mut c, "m")[5..],
+        [
+            ("Bucket size".to_string(), 4),
+            ("Expansion rate".to_string(), 4),
+            ("Max iterations".to_string(), 7),
+        ]
+    );
 }
 
 #[test]
@@ -125,7 +174,10 @@ fn reserve_looks_for_keywords_only_after_the_capacity() {
     let server = Server::start();
     let mut c = server.client();
     assert_eq!(call!(c, "CF.RESERVE", "EXPANSION", "100"), ok());
-    assert_eq!(call!(c, "CF.INFO", "EXPANSION"), info_reply([184, 64, 1, 0, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "EXPANSION"),
+        info_reply([184, 64, 1, 0, 0, 2, 1, 20])
+    );
     assert_eq!(call!(c, "CF.RESERVE", "MAXITERATIONS", "1000"), ok());
     assert_eq!(info_field(&mut c, "MAXITERATIONS", "Max iterations"), 20);
 }
@@ -137,26 +189,53 @@ fn info_table_of_the_reference() {
     let cases: &[(&[&str], [i64; 8])] = &[
         (&["4"], [60, 2, 1, 0, 0, 2, 1, 20]),
         (&["1000"], [1080, 512, 1, 0, 0, 2, 1, 20]),
-        (&["1000", "BUCKETSIZE", "4", "MAXITERATIONS", "50", "EXPANSION", "2"], [1080, 256, 1, 0, 0, 4, 2, 50]),
+        (
+            &[
+                "1000",
+                "BUCKETSIZE",
+                "4",
+                "MAXITERATIONS",
+                "50",
+                "EXPANSION",
+                "2",
+            ],
+            [1080, 256, 1, 0, 0, 4, 2, 50],
+        ),
         (&["1000", "BUCKETSIZE", "3"], [1592, 512, 1, 0, 0, 3, 1, 20]),
         (&["1000000"], [1048632, 524288, 1, 0, 0, 2, 1, 20]),
         (&["1001"], [1080, 512, 1, 0, 0, 2, 1, 20]),
         (&["1026"], [2104, 1024, 1, 0, 0, 2, 1, 20]),
-        (&["1000", "BUCKETSIZE", "255"], [1076, 4, 1, 0, 0, 255, 1, 20]),
+        (
+            &["1000", "BUCKETSIZE", "255"],
+            [1076, 4, 1, 0, 0, 255, 1, 20],
+        ),
         (&["1000", "EXPANSION", "3"], [1080, 512, 1, 0, 0, 2, 4, 20]),
-        (&["1000", "EXPANSION", "100"], [1080, 512, 1, 0, 0, 2, 128, 20]),
+        (
+            &["1000", "EXPANSION", "100"],
+            [1080, 512, 1, 0, 0, 2, 128, 20],
+        ),
         (&["1000", "EXPANSION", "0"], [1080, 512, 1, 0, 0, 2, 0, 20]),
-        (&["1000", "EXPANSION", "32768"], [1080, 512, 1, 0, 0, 2, 32768, 20]),
+        (
+            &["1000", "EXPANSION", "32768"],
+            [1080, 512, 1, 0, 0, 2, 32768, 20],
+        ),
     ];
     for (i, (args, expected)) in cases.iter().enumerate() {
         let key = format!("k{i}");
         let mut command = vec!["CF.RESERVE", key.as_str()];
         command.extend_from_slice(args);
         assert_eq!(c.call(&command), ok(), "{command:?}");
-        assert_eq!(call!(c, "CF.INFO", key), info_reply(*expected), "{command:?}");
+        assert_eq!(
+            call!(c, "CF.INFO", key),
+            info_reply(*expected),
+            "{command:?}"
+        );
     }
     assert_eq!(call!(c, "CF.ADD", "auto", "x"), Int(1));
-    assert_eq!(call!(c, "CF.INFO", "auto"), info_reply([1080, 512, 1, 1, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "auto"),
+        info_reply([1080, 512, 1, 1, 0, 2, 1, 20])
+    );
     assert_eq!(call!(c, "MEMORY", "USAGE", "auto").int() > 1080, true);
 
     assert_eq!(call!(c, "CF.INFO"), arity("cf.info"));
@@ -169,7 +248,9 @@ fn info_table_of_the_reference() {
     assert_eq!(call!(c, "TYPE", "auto"), Simple("MBbloomCF".into()));
 
     c.resp3();
-    let Map(pairs) = call!(c, "CF.INFO", "k2") else { panic!("CF.INFO is a map in RESP3") };
+    let Map(pairs) = call!(c, "CF.INFO", "k2") else {
+        panic!("CF.INFO is a map in RESP3")
+    };
     let expected = info_reply([1080, 256, 1, 0, 0, 4, 2, 50]).array();
     let flat: Vec<Reply> = pairs.into_iter().flat_map(|(k, v)| [k, v]).collect();
     assert_eq!(flat, expected);
@@ -214,7 +295,10 @@ fn add_and_addnx() {
     assert_eq!(call!(c, "CF.ADD", "k", b"\x00\xff"), Int(1));
     assert_eq!(call!(c, "CF.EXISTS", "k", b"\x00\xff"), Int(1));
     assert_eq!(info_field(&mut c, "k", "Number of items inserted"), 5);
-    assert_eq!(call!(c, "CF.INFO", "nx"), info_reply([1080, 512, 1, 1, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "nx"),
+        info_reply([1080, 512, 1, 1, 0, 2, 1, 20])
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.ADD", "s", "a"), err(WRONGTYPE));
     assert_eq!(call!(c, "CF.ADDNX", "s", "a"), err(WRONGTYPE));
@@ -234,43 +318,113 @@ fn insert_options_and_errors() {
     for command in ["CF.INSERT", "CF.INSERTNX"] {
         let lower = command.to_lowercase();
         assert_eq!(call!(c, command, "k", "ITEMS"), arity(&lower));
-        assert_eq!(call!(c, command, "k", "CAPACITY", "100", "ITEMS"), arity(&lower));
-        assert_eq!(call!(c, command, "k", "NOCREATE", "CAPACITY"), arity(&lower));
-        assert_eq!(call!(c, command, "k", "NOCREATE", "a", "b"), err("Unknown argument received"));
-        assert_eq!(call!(c, command, "k", "NOCREATE", "nocreate", "nx"), arity(&lower));
-        assert_eq!(call!(c, command, "k", "FOO", "ITEMS", "a"), err("Unknown argument received"));
-        assert_eq!(call!(c, command, "k", "", "ITEMS", "a"), err("Unknown argument received"));
-        assert_eq!(call!(c, command, "k", "CAPACITY", "x", "ITEMS", "a"), err("Bad capacity"));
+        assert_eq!(
+            call!(c, command, "k", "CAPACITY", "100", "ITEMS"),
+            arity(&lower)
+        );
+        assert_eq!(
+            call!(c, command, "k", "NOCREATE", "CAPACITY"),
+            arity(&lower)
+        );
+        assert_eq!(
+            call!(c, command, "k", "NOCREATE", "a", "b"),
+            err("Unknown argument received")
+        );
+        assert_eq!(
+            call!(c, command, "k", "NOCREATE", "nocreate", "nx"),
+            arity(&lower)
+        );
+        assert_eq!(
+            call!(c, command, "k", "FOO", "ITEMS", "a"),
+            err("Unknown argument received")
+        );
+        assert_eq!(
+            call!(c, command, "k", "", "ITEMS", "a"),
+            err("Unknown argument received")
+        );
+        assert_eq!(
+            call!(c, command, "k", "CAPACITY", "x", "ITEMS", "a"),
+            err("Bad capacity")
+        );
         assert_eq!(
             call!(c, command, "k", "CAPACITY", "3", "ITEMS", "a"),
             err("Capacity must be at least (BucketSize * 2)")
         );
-        assert_eq!(call!(c, command, "k", "NOCREATE", "ITEMS", "a"), err("ERR not found"));
+        assert_eq!(
+            call!(c, command, "k", "NOCREATE", "ITEMS", "a"),
+            err("ERR not found")
+        );
         assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     }
     assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "a", "b"), ints(&[1, 1]));
     assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "a"), ints(&[1]));
-    assert_eq!(call!(c, "CF.INSERTNX", "k", "ITEMS", "a", "c", "c"), ints(&[0, 1, 0]));
+    assert_eq!(
+        call!(c, "CF.INSERTNX", "k", "ITEMS", "a", "c", "c"),
+        ints(&[0, 1, 0])
+    );
     assert_eq!(call!(c, "CF.COUNT", "k", "a"), Int(2));
-    assert_eq!(call!(c, "CF.INFO", "k"), info_reply([1080, 512, 1, 4, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "k"),
+        info_reply([1080, 512, 1, 4, 0, 2, 1, 20])
+    );
     // The capacity check holds even for an existing key or with NOCREATE.
     assert_eq!(
-        call!(c, "CF.INSERT", "k", "NOCREATE", "CAPACITY", "2", "ITEMS", "a"),
+        call!(
+            c,
+            "CF.INSERT",
+            "k",
+            "NOCREATE",
+            "CAPACITY",
+            "2",
+            "ITEMS",
+            "a"
+        ),
         err("Capacity must be at least (BucketSize * 2)")
     );
     // Only the first letter of an option counts; the last capacity wins.
-    assert_eq!(call!(c, "CF.INSERT", "c", "cap", "10", "capacity", "5000", "Ixx", "ITEMS"), ints(&[1]));
-    assert_eq!(call!(c, "CF.INFO", "c"), info_reply([8248, 4096, 1, 1, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(
+            c,
+            "CF.INSERT",
+            "c",
+            "cap",
+            "10",
+            "capacity",
+            "5000",
+            "Ixx",
+            "ITEMS"
+        ),
+        ints(&[1])
+    );
+    assert_eq!(
+        call!(c, "CF.INFO", "c"),
+        info_reply([8248, 4096, 1, 1, 0, 2, 1, 20])
+    );
     assert_eq!(call!(c, "CF.EXISTS", "c", "ITEMS"), Int(1));
-    assert_eq!(call!(c, "CF.INSERTNX", "c", "nonsense", "ITEMS", "x"), ints(&[1]));
-    assert_eq!(call!(c, "CF.INSERTNX", "missing", "nocreateXYZ", "ITEMS", "x"), err("ERR not found"));
+    assert_eq!(
+        call!(c, "CF.INSERTNX", "c", "nonsense", "ITEMS", "x"),
+        ints(&[1])
+    );
+    assert_eq!(
+        call!(c, "CF.INSERTNX", "missing", "nocreateXYZ", "ITEMS", "x"),
+        err("ERR not found")
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.INSERT", "s", "ITEMS", "a"), err(WRONGTYPE));
-    assert_eq!(call!(c, "CF.INSERTNX", "s", "NOCREATE", "ITEMS", "a"), err(WRONGTYPE));
+    assert_eq!(
+        call!(c, "CF.INSERTNX", "s", "NOCREATE", "ITEMS", "a"),
+        err(WRONGTYPE)
+    );
 
     c.resp3();
-    assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "q", "r"), bools(&[true, true]));
-    assert_eq!(call!(c, "CF.INSERTNX", "k", "ITEMS", "q", "s"), ints(&[0, 1]));
+    assert_eq!(
+        call!(c, "CF.INSERT", "k", "ITEMS", "q", "r"),
+        bools(&[true, true])
+    );
+    assert_eq!(
+        call!(c, "CF.INSERTNX", "k", "ITEMS", "q", "s"),
+        ints(&[0, 1])
+    );
 }
 
 #[test]
@@ -288,10 +442,16 @@ fn insert_reports_a_full_filter_per_item() {
     assert_eq!(call!(c, "CF.ADD", "f", "item4"), err("Filter is full"));
     assert_eq!(call!(c, "CF.ADDNX", "f", "item4"), err("Filter is full"));
     assert_eq!(call!(c, "CF.ADDNX", "f", "item0"), Int(0));
-    assert_eq!(call!(c, "CF.INFO", "f"), info_reply([60, 2, 1, 4, 0, 2, 0, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "f"),
+        info_reply([60, 2, 1, 4, 0, 2, 0, 20])
+    );
     c.resp3();
     args[0] = "CF.INSERT".into();
-    assert_eq!(c.call(&args), bools(&[false, false, false, false, false, false, false]));
+    assert_eq!(
+        c.call(&args),
+        bools(&[false, false, false, false, false, false, false])
+    );
 }
 
 #[test]
@@ -310,7 +470,10 @@ fn exists_mexists_count() {
         assert_eq!(call!(c, "CF.MEXISTS", key, "a", "b"), ints(&[0, 0]));
         assert_eq!(call!(c, "CF.COUNT", key, "a"), Int(0));
     }
-    assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "a", "a", "a", "b"), ints(&[1, 1, 1, 1]));
+    assert_eq!(
+        call!(c, "CF.INSERT", "k", "ITEMS", "a", "a", "a", "b"),
+        ints(&[1, 1, 1, 1])
+    );
     assert_eq!(call!(c, "CF.EXISTS", "k", "a"), Int(1));
     assert_eq!(call!(c, "CF.EXISTS", "k", "c"), Int(0));
     assert_eq!(call!(c, "CF.MEXISTS", "k", "a", "c", "b"), ints(&[1, 0, 1]));
@@ -335,13 +498,19 @@ fn del() {
     assert_eq!(call!(c, "CF.DEL", "missing", "a"), err("Not found"));
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.DEL", "s", "a"), err("Not found"));
-    assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "a", "a", "b"), ints(&[1, 1, 1]));
+    assert_eq!(
+        call!(c, "CF.INSERT", "k", "ITEMS", "a", "a", "b"),
+        ints(&[1, 1, 1])
+    );
     assert_eq!(call!(c, "CF.DEL", "k", "a"), Int(1));
     assert_eq!(call!(c, "CF.COUNT", "k", "a"), Int(1));
     assert_eq!(call!(c, "CF.DEL", "k", "a"), Int(1));
     assert_eq!(call!(c, "CF.DEL", "k", "a"), Int(0));
     assert_eq!(call!(c, "CF.EXISTS", "k", "a"), Int(0));
-    assert_eq!(call!(c, "CF.INFO", "k"), info_reply([1080, 512, 1, 1, 2, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "k"),
+        info_reply([1080, 512, 1, 1, 2, 2, 1, 20])
+    );
     c.resp3();
     assert_eq!(call!(c, "CF.DEL", "k", "b"), Bool(true));
     assert_eq!(call!(c, "CF.DEL", "k", "b"), Bool(false));
@@ -354,11 +523,18 @@ fn grows_until_maximum_expansions() {
     let mut c = server.client();
     assert_eq!(call!(c, "CF.RESERVE", "m", "4", "EXPANSION", "1"), ok());
     for i in 0..125 {
-        assert_eq!(call!(c, "CF.ADD", "m", format!("item{i}")), Int(1), "item{i}");
+        assert_eq!(
+            call!(c, "CF.ADD", "m", format!("item{i}")),
+            Int(1),
+            "item{i}"
+        );
     }
     let refused = err("Maximum expansions reached");
     assert_eq!(call!(c, "CF.ADD", "m", "item125"), refused);
-    assert_eq!(call!(c, "CF.INFO", "m"), info_reply([680, 2, 32, 125, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "m"),
+        info_reply([680, 2, 32, 125, 0, 2, 1, 20])
+    );
     // Refused before the item is looked at, whole command for the multi-item forms.
     assert_eq!(call!(c, "CF.ADDNX", "m", "item0"), refused);
     assert_eq!(call!(c, "CF.INSERT", "m", "ITEMS", "a", "b"), refused);
@@ -369,7 +545,11 @@ fn grows_until_maximum_expansions() {
     assert_eq!(info_field(&mut c, "m", "Number of filters"), 32);
     assert_eq!(call!(c, "CF.ADD", "m", "item0"), refused);
     for i in 1..125 {
-        assert_eq!(call!(c, "CF.EXISTS", "m", format!("item{i}")), Int(1), "item{i}");
+        assert_eq!(
+            call!(c, "CF.EXISTS", "m", format!("item{i}")),
+            Int(1),
+            "item{i}"
+        );
     }
 }
 
@@ -378,7 +558,10 @@ fn growth_beyond_the_memory_cap_is_refused() {
     let server = Server::build(&["MAX_FILTER_BYTES", "1024"], &[]);
     let mut c = server.client();
     // The default auto-created filter (1080 bytes) is over this cap.
-    assert_eq!(call!(c, "CF.ADD", "auto", "a"), err("ERR Insufficient memory to create filter"));
+    assert_eq!(
+        call!(c, "CF.ADD", "auto", "a"),
+        err("ERR Insufficient memory to create filter")
+    );
     assert_eq!(
         call!(c, "CF.INSERT", "auto", "ITEMS", "a"),
         err("ERR Insufficient memory to create filter")
@@ -397,16 +580,25 @@ fn growth_beyond_the_memory_cap_is_refused() {
     let size = info_field(&mut c, "g", "Size");
     assert!(size <= 1024, "{size}");
     assert_eq!(info_field(&mut c, "g", "Number of items inserted"), i);
-    assert_eq!(call!(c, "CF.INSERT", "g", "ITEMS", format!("item{i}")), ints(&[-1]));
+    assert_eq!(
+        call!(c, "CF.INSERT", "g", "ITEMS", format!("item{i}")),
+        ints(&[-1])
+    );
     c.resp3();
-    assert_eq!(call!(c, "CF.INSERT", "g", "ITEMS", format!("item{i}")), bools(&[false]));
+    assert_eq!(
+        call!(c, "CF.INSERT", "g", "ITEMS", format!("item{i}")),
+        bools(&[false])
+    );
 }
 
 #[test]
 fn no_false_negatives_with_interleaved_deletes() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.RESERVE", "nf", "100000", "EXPANSION", "2"), ok());
+    assert_eq!(
+        call!(c, "CF.RESERVE", "nf", "100000", "EXPANSION", "2"),
+        ok()
+    );
     let total = 100_000;
     let mut expected = Vec::new();
     for i in 0..total {
@@ -417,7 +609,11 @@ fn no_false_negatives_with_interleaved_deletes() {
             expected.push(Int(1));
         }
         if i % 3 == 2 {
-            c.send(&["CF.DEL".to_string(), "nf".into(), format!("other/{}", i - 2)]);
+            c.send(&[
+                "CF.DEL".to_string(),
+                "nf".into(),
+                format!("other/{}", i - 2),
+            ]);
             expected.push(Int(1));
         }
     }
@@ -425,7 +621,10 @@ fn no_false_negatives_with_interleaved_deletes() {
         assert_eq!(&c.read(), want, "reply {n}");
     }
     // other/99999 is the one extra item never deleted.
-    assert_eq!(info_field(&mut c, "nf", "Number of items inserted"), total + 1);
+    assert_eq!(
+        info_field(&mut c, "nf", "Number of items inserted"),
+        total + 1
+    );
     for batch in (0..total).collect::<Vec<_>>().chunks(1000) {
         let mut args = vec!["CF.MEXISTS".to_string(), "nf".into()];
         args.extend(batch.iter().map(|i| format!("keep/{i}")));
@@ -439,9 +638,15 @@ fn compact_drops_emptied_trailing_sub_filters() {
     let mut c = server.client();
     assert_eq!(call!(c, "CF.COMPACT"), arity("cf.compact"));
     assert_eq!(call!(c, "CF.COMPACT", "k", "x"), arity("cf.compact"));
-    assert_eq!(call!(c, "CF.COMPACT", "missing"), err("Cuckoo filter was not found"));
+    assert_eq!(
+        call!(c, "CF.COMPACT", "missing"),
+        err("Cuckoo filter was not found")
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
-    assert_eq!(call!(c, "CF.COMPACT", "s"), err("Cuckoo filter was not found"));
+    assert_eq!(
+        call!(c, "CF.COMPACT", "s"),
+        err("Cuckoo filter was not found")
+    );
 
     assert_eq!(call!(c, "CF.RESERVE", "c", "1000"), ok());
     // item675 is the first item that does not fit the first sub-filter.
@@ -451,20 +656,32 @@ fn compact_drops_emptied_trailing_sub_filters() {
     for _ in 0..=680 {
         assert_eq!(c.read(), Int(1));
     }
-    assert_eq!(call!(c, "CF.INFO", "c"), info_reply([2120, 512, 2, 681, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "c"),
+        info_reply([2120, 512, 2, 681, 0, 2, 1, 20])
+    );
     for i in 675..680 {
         assert_eq!(call!(c, "CF.DEL", "c", format!("item{i}")), Int(1));
     }
     // Five deletes stay under the automatic compaction threshold (10% of the items).
-    assert_eq!(call!(c, "CF.INFO", "c"), info_reply([2120, 512, 2, 676, 5, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "c"),
+        info_reply([2120, 512, 2, 676, 5, 2, 1, 20])
+    );
     assert_eq!(call!(c, "CF.COMPACT", "c"), ok());
     // item680 moved into the first sub-filter and the emptied second one is gone.
-    assert_eq!(call!(c, "CF.INFO", "c"), info_reply([1080, 512, 1, 676, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "c"),
+        info_reply([1080, 512, 1, 676, 0, 2, 1, 20])
+    );
     let mut args = vec!["CF.MEXISTS".to_string(), "c".into()];
     args.extend((0..675).chain([680]).map(|i| format!("item{i}")));
     assert_eq!(c.call(&args), ints(&[1; 676]));
     assert_eq!(call!(c, "CF.COMPACT", "c"), ok());
-    assert_eq!(call!(c, "CF.INFO", "c"), info_reply([1080, 512, 1, 676, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "c"),
+        info_reply([1080, 512, 1, 676, 0, 2, 1, 20])
+    );
 }
 
 #[test]
@@ -478,10 +695,17 @@ fn automatic_compaction_after_many_deletes() {
     let before = info_field(&mut c, "c", "Number of filters");
     assert!(before > 2, "{before}");
     for i in 0..40 {
-        assert_eq!(call!(c, "CF.DEL", "c", format!("item{i}")), Int(1), "item{i}");
+        assert_eq!(
+            call!(c, "CF.DEL", "c", format!("item{i}")),
+            Int(1),
+            "item{i}"
+        );
     }
     // Once a single sub-filter is left, deletes no longer compact (nor reset the counter).
-    assert_eq!(call!(c, "CF.INFO", "c"), info_reply([60, 2, 1, 0, 4, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "c"),
+        info_reply([60, 2, 1, 0, 4, 2, 1, 20])
+    );
 }
 
 #[test]
@@ -491,35 +715,78 @@ fn scandump_steps_and_errors() {
     assert_eq!(call!(c, "CF.SCANDUMP", "k"), arity("cf.scandump"));
     assert_eq!(call!(c, "CF.SCANDUMP", "k", "0", "x"), arity("cf.scandump"));
     // The iterator is checked before the key.
-    assert_eq!(call!(c, "CF.SCANDUMP", "missing", "x"), err("Invalid position"));
-    assert_eq!(call!(c, "CF.SCANDUMP", "missing", "-1"), err("Invalid position"));
-    assert_eq!(call!(c, "CF.SCANDUMP", "missing", "0"), err("ERR not found"));
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "missing", "x"),
+        err("Invalid position")
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "missing", "-1"),
+        err("Invalid position")
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "missing", "0"),
+        err("ERR not found")
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.SCANDUMP", "s", "0"), err(WRONGTYPE));
     // An empty filter cannot be dumped.
     assert_eq!(call!(c, "CF.RESERVE", "empty", "8"), ok());
-    assert_eq!(call!(c, "CF.SCANDUMP", "empty", "0"), Array(vec![Int(0), Nil]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "empty", "1"), Array(vec![Int(0), Nil]));
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "empty", "0"),
+        Array(vec![Int(0), Nil])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "empty", "1"),
+        Array(vec![Int(0), Nil])
+    );
 
     // Reference 8.2.
     assert_eq!(call!(c, "CF.RESERVE", "cf", "8", "EXPANSION", "2"), ok());
     for i in 0..20 {
         assert_eq!(call!(c, "CF.ADD", "cf", format!("item{i}")), Int(1));
     }
-    let header = hex("1400000000000000040000000000000000000000000000000200000000000000020014000200");
+    let header =
+        hex("1400000000000000040000000000000000000000000000000200000000000000020014000200");
     let first = hex("a596b40783192a00");
     let second = hex("3904b4e61ea29c61000038ad9cb93400");
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "0"), Array(vec![Int(1), bulk(&header)]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "1"), Array(vec![Int(9), bulk(&first)]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "9"), Array(vec![Int(25), bulk(&second)]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "25"), Array(vec![Int(0), Nil]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "1000"), Array(vec![Int(0), Nil]));
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "0"),
+        Array(vec![Int(1), bulk(&header)])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "1"),
+        Array(vec![Int(9), bulk(&first)])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "9"),
+        Array(vec![Int(25), bulk(&second)])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "25"),
+        Array(vec![Int(0), Nil])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "1000"),
+        Array(vec![Int(0), Nil])
+    );
     // An offset inside a sub-filter returns the whole sub-filter from its start.
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "5"), Array(vec![Int(13), bulk(&first)]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "12"), Array(vec![Int(28), bulk(&second)]));
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "5"),
+        Array(vec![Int(13), bulk(&first)])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "12"),
+        Array(vec![Int(28), bulk(&second)])
+    );
     c.resp3();
-    assert_eq!(call!(c, "CF.SCANDUMP", "cf", "25"), Array(vec![Int(0), Nil]));
-    assert_eq!(call!(c, "CF.SCANDUMP", "empty", "0"), Array(vec![Int(0), Nil]));
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "cf", "25"),
+        Array(vec![Int(0), Nil])
+    );
+    assert_eq!(
+        call!(c, "CF.SCANDUMP", "empty", "0"),
+        Array(vec![Int(0), Nil])
+    );
 }
 
 pub fn hex(text: &str) -> Vec<u8> {
@@ -531,7 +798,15 @@ pub fn hex(text: &str) -> Vec<u8> {
 
 /// A CF.LOADCHUNK header: items, buckets, deletes, filters, bucket size, max iterations,
 /// expansion.
-fn header(items: u64, buckets: u64, deletes: u64, filters: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> Vec<u8> {
+fn header(
+    items: u64,
+    buckets: u64,
+    deletes: u64,
+    filters: u64,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+) -> Vec<u8> {
     let mut out = Vec::new();
     for word in [items, buckets, deletes, filters] {
         out.extend_from_slice(&word.to_le_bytes());
@@ -547,23 +822,53 @@ fn loadchunk_round_trip_and_errors() {
     let server = Server::start();
     let mut c = server.client();
     assert_eq!(call!(c, "CF.LOADCHUNK", "k", "1"), arity("cf.loadchunk"));
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "1", "x", "y"), arity("cf.loadchunk"));
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "x", "data"), err("Invalid position"));
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "0", "data"), err("Invalid position"));
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "9", "data"), err("ERR not found"));
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "-3", "data"), err("ERR not found"));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "1", "x", "y"),
+        arity("cf.loadchunk")
+    );
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "x", "data"),
+        err("Invalid position")
+    );
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "0", "data"),
+        err("Invalid position")
+    );
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "9", "data"),
+        err("ERR not found")
+    );
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "-3", "data"),
+        err("ERR not found")
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
-    assert_eq!(call!(c, "CF.LOADCHUNK", "s", "1", header(0, 4, 0, 1, 2, 20, 1)), err(WRONGTYPE));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "s", "1", header(0, 4, 0, 1, 2, 20, 1)),
+        err(WRONGTYPE)
+    );
     assert_eq!(call!(c, "CF.LOADCHUNK", "s", "9", "data"), err(WRONGTYPE));
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "1", "short"), err("Invalid header"));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "1", "short"),
+        err("Invalid header")
+    );
     let mut long = header(0, 4, 0, 1, 2, 20, 1);
     long.push(0);
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "1", long), err("Invalid header"));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "k", "1", long),
+        err("Invalid header")
+    );
 
     let full = hex("1400000000000000040000000000000000000000000000000200000000000000020014000200");
     assert_eq!(call!(c, "CF.LOADCHUNK", "cf", "1", full), ok());
-    assert_eq!(call!(c, "CF.LOADCHUNK", "cf", "1", full), err("ERR item exists"));
-    assert_eq!(call!(c, "CF.INFO", "cf"), info_reply([96, 4, 2, 20, 0, 2, 2, 20]));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "cf", "1", full),
+        err("ERR item exists")
+    );
+    assert_eq!(
+        call!(c, "CF.INFO", "cf"),
+        info_reply([96, 4, 2, 20, 0, 2, 2, 20])
+    );
     assert_eq!(call!(c, "CF.EXISTS", "cf", "item3"), Int(0));
     let first = hex("a596b40783192a00");
     let second = hex("3904b4e61ea29c61000038ad9cb93400");
@@ -604,28 +909,59 @@ fn loadchunk_refuses_lying_headers() {
         header(0, 4, 0, 2, 2, 20, 0),
     ];
     for (i, bytes) in cases.iter().enumerate() {
-        assert_eq!(call!(c, "CF.LOADCHUNK", format!("k{i}"), "1", bytes.as_slice()), refused, "case {i}");
+        assert_eq!(
+            call!(c, "CF.LOADCHUNK", format!("k{i}"), "1", bytes.as_slice()),
+            refused,
+            "case {i}"
+        );
     }
     assert_eq!(call!(c, "DBSIZE"), Int(0));
     // Deviation D1: a valid header over the memory cap.
     assert_eq!(
-        call!(c, "CF.LOADCHUNK", "big", "1", header(0, 1 << 40, 0, 1, 2, 20, 1)),
+        call!(
+            c,
+            "CF.LOADCHUNK",
+            "big",
+            "1",
+            header(0, 1 << 40, 0, 1, 2, 20, 1)
+        ),
         err("ERR Insufficient memory to create filter")
     );
     assert_eq!(
-        call!(c, "CF.LOADCHUNK", "many", "1", header(0, 1 << 20, 0, 65535, 2, 20, 1)),
+        call!(
+            c,
+            "CF.LOADCHUNK",
+            "many",
+            "1",
+            header(0, 1 << 20, 0, 65535, 2, 20, 1)
+        ),
         err("ERR Insufficient memory to create filter")
     );
     assert_eq!(call!(c, "DBSIZE"), Int(0));
     // The filter count is truncated to 16 bits; counters are taken as they are; the expansion
     // is not rounded.
-    assert_eq!(call!(c, "CF.LOADCHUNK", "t", "1", header(1 << 63, 4, 7, 65537, 2, 20, 1)), ok());
+    assert_eq!(
+        call!(
+            c,
+            "CF.LOADCHUNK",
+            "t",
+            "1",
+            header(1 << 63, 4, 7, 65537, 2, 20, 1)
+        ),
+        ok()
+    );
     assert_eq!(
         call!(c, "CF.INFO", "t"),
         info_reply([64, 4, 1, i64::MIN, 7, 2, 1, 20])
     );
-    assert_eq!(call!(c, "CF.LOADCHUNK", "x3", "1", header(0, 4, 0, 2, 2, 20, 3)), ok());
-    assert_eq!(call!(c, "CF.INFO", "x3"), info_reply([104, 4, 2, 0, 0, 2, 3, 20]));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "x3", "1", header(0, 4, 0, 2, 2, 20, 3)),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "CF.INFO", "x3"),
+        info_reply([104, 4, 2, 0, 0, 2, 3, 20])
+    );
     assert_eq!(call!(c, "CF.LOADCHUNK", "x3", "9", [1u8; 8]), ok());
     assert_eq!(call!(c, "CF.LOADCHUNK", "x3", "33", [2u8; 24]), ok());
 }
@@ -637,7 +973,10 @@ fn module_argument_cf_max_expansions() {
     let refused = err("Maximum expansions reached");
     // The empty filter is created, then the add is refused.
     assert_eq!(call!(c, "CF.ADD", "k", "a"), refused);
-    assert_eq!(call!(c, "CF.INFO", "k"), info_reply([1080, 512, 1, 0, 0, 2, 1, 20]));
+    assert_eq!(
+        call!(c, "CF.INFO", "k"),
+        info_reply([1080, 512, 1, 0, 0, 2, 1, 20])
+    );
     assert_eq!(call!(c, "CF.ADDNX", "k", "a"), refused);
     assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "a"), refused);
     assert_eq!(call!(c, "CF.INSERTNX", "new", "ITEMS", "a"), refused);
@@ -683,7 +1022,10 @@ fn events(client: &mut Client, count: usize) -> Vec<String> {
 fn keyspace_events_only_when_the_value_changed() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CONFIG", "SET", "notify-keyspace-events", "Kg"), ok());
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "notify-keyspace-events", "Kg"),
+        ok()
+    );
     let mut sub = server.client();
     sub.send(&["PSUBSCRIBE", "__keyspace@0__:*"]);
     assert_eq!(sub.read().array()[0], bulk("psubscribe"));

@@ -90,7 +90,11 @@ fn assert_cuckoo(c: &mut Client, name: &str, key: &str, spec: &Value) {
         .map(|v| v.as_i64().unwrap())
         .collect();
     assert_eq!(counts, recorded, "{key}");
-    assert_eq!(scandump(c, "CF.SCANDUMP", name), recorded_scandump(spec), "{key}");
+    assert_eq!(
+        scandump(c, "CF.SCANDUMP", name),
+        recorded_scandump(spec),
+        "{key}"
+    );
 }
 
 /// The Bloom filter under `key` answers exactly as recorded.
@@ -100,12 +104,20 @@ fn assert_bloom(c: &mut Client, key: &str, spec: &Value) {
     assert_eq!(present, spec["present_answers"].as_str().unwrap(), "{key}");
     let probe_items = probes(key);
     let recorded = spec["probe_answers"].as_str().unwrap();
-    assert_eq!(answers(c, "BF.MEXISTS", key, &probe_items), recorded, "{key}");
+    assert_eq!(
+        answers(c, "BF.MEXISTS", key, &probe_items),
+        recorded,
+        "{key}"
+    );
     for (item, answer) in probe_items.iter().zip(recorded.chars()).take(500) {
         let expected = Int(i64::from(answer == '1'));
         assert_eq!(call!(c, "BF.EXISTS", key, item), expected, "{key} {item}");
     }
-    assert_eq!(scandump(c, "BF.SCANDUMP", key), recorded_scandump(spec), "{key}");
+    assert_eq!(
+        scandump(c, "BF.SCANDUMP", key),
+        recorded_scandump(spec),
+        "{key}"
+    );
 }
 
 #[test]
@@ -116,7 +128,11 @@ fn restore_of_every_recorded_cuckoo_dump() {
         let payload = b64(spec["dump"].as_str().unwrap());
         assert_eq!(call!(c, "RESTORE", key, "0", payload), ok(), "{key}");
         assert_cuckoo(&mut c, &key, &key, &spec);
-        assert_eq!(call!(c, "DUMP", key).bytes(), payload, "{key}: DUMP gives back the payload");
+        assert_eq!(
+            call!(c, "DUMP", key).bytes(),
+            payload,
+            "{key}: DUMP gives back the payload"
+        );
         let usage = spec["memory_usage"].as_i64().unwrap();
         assert_eq!(call!(c, "MEMORY", "USAGE", key), Int(usage), "{key}");
     }
@@ -139,13 +155,21 @@ fn loadchunk_of_every_recorded_chunk_list() {
 }
 
 fn int_list(value: &Value) -> Vec<Reply> {
-    value.as_array().unwrap().iter().map(|v| Int(v.as_i64().unwrap())).collect()
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| Int(v.as_i64().unwrap()))
+        .collect()
 }
 
 /// Replays the recorded build of a cuckoo key under a new name.
 fn replay(c: &mut Client, name: &str, key: &str, spec: &Value) {
     if let Some(create) = spec["create"].as_array() {
-        let mut args: Vec<String> = create.iter().map(|a| a.as_str().unwrap().to_string()).collect();
+        let mut args: Vec<String> = create
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
         args[1] = name.to_string();
         let reply = c.call(&args);
         if args[0] == "CF.RESERVE" {
@@ -161,7 +185,10 @@ fn replay(c: &mut Client, name: &str, key: &str, spec: &Value) {
     }
     let replies: Vec<Reply> = items.iter().map(|_| c.read()).collect();
     assert_eq!(replies, int_list(&spec["add_replies"]), "{key}");
-    for item in items.iter().take(spec["repeated"].as_u64().unwrap() as usize) {
+    for item in items
+        .iter()
+        .take(spec["repeated"].as_u64().unwrap() as usize)
+    {
         assert_eq!(call!(c, "CF.ADD", name, item), Int(1), "{key}");
     }
     let deletes = spec["deleted"].as_u64().unwrap() as usize;

@@ -46,12 +46,26 @@ fn populate(c: &mut Client) {
         assert_eq!(call!(c, "CF.DEL", "multi", format!("multi/{i}")), Int(1));
     }
     assert_eq!(
-        call!(c, "CF.RESERVE", "empty", "1000", "BUCKETSIZE", "4", "MAXITERATIONS", "50", "EXPANSION", "0"),
+        call!(
+            c,
+            "CF.RESERVE",
+            "empty",
+            "1000",
+            "BUCKETSIZE",
+            "4",
+            "MAXITERATIONS",
+            "50",
+            "EXPANSION",
+            "0"
+        ),
         ok()
     );
     assert_eq!(call!(c, "CF.RESERVE", "b1", "64", "BUCKETSIZE", "1"), ok());
     for i in 0..100 {
-        assert_eq!(call!(c, "CF.ADDNX", "b1", format!("b1/{i}")).int() >= 0, true);
+        assert_eq!(
+            call!(c, "CF.ADDNX", "b1", format!("b1/{i}")).int() >= 0,
+            true
+        );
     }
     assert_eq!(call!(c, "CF.DEL", "b1", "b1/3"), Int(1));
     for i in 0..50 {
@@ -65,7 +79,10 @@ fn populate(c: &mut Client) {
         header.extend_from_slice(&half.to_le_bytes());
     }
     assert_eq!(call!(c, "CF.LOADCHUNK", "loaded", "1", header), ok());
-    assert_eq!(call!(c, "CF.LOADCHUNK", "loaded", "9", [7u8, 0, 0, 9, 0, 0, 0, 0]), ok());
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "loaded", "9", [7u8, 0, 0, 9, 0, 0, 0, 0]),
+        ok()
+    );
     let second: Vec<u8> = (0..24).collect();
     assert_eq!(call!(c, "CF.LOADCHUNK", "loaded", "33", second), ok());
     assert_eq!(
@@ -153,12 +170,18 @@ fn aof_commands(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
 }
 
 fn words(command: &[Vec<u8>]) -> Vec<String> {
-    command.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+    command
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
 }
 
 #[test]
 fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
-    let mut server = Server::build(&[], &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
+    let mut server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
     let mut c = server.client();
     populate(&mut c);
     let before = snapshots(&mut c);
@@ -174,7 +197,10 @@ fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
     assert_eq!(empty.len(), 2);
     assert_eq!(empty[0][..3], ["CF.LOADCHUNK", "empty", "1"]);
     assert_eq!(empty[1][..3], ["CF.LOADCHUNK", "empty", "1025"]);
-    assert_eq!(commands.iter().find(|c| c[1] == b"empty").unwrap()[3].len(), 38);
+    assert_eq!(
+        commands.iter().find(|c| c[1] == b"empty").unwrap()[3].len(),
+        38
+    );
     let loadchunks = commands.iter().filter(|c| c[0] == b"CF.LOADCHUNK").count();
     let expected: usize = before.iter().map(|s| s.chunks.len().max(1)).sum::<usize>() + 1;
     assert_eq!(loadchunks, expected);
@@ -185,7 +211,10 @@ fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
 
 #[test]
 fn aof_rewrite_with_preamble_keeps_everything() {
-    let mut server = Server::build(&[], &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"]);
+    let mut server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"],
+    );
     let mut c = server.client();
     populate(&mut c);
     let before = snapshots(&mut c);
@@ -206,7 +235,11 @@ fn dump_and_restore() {
         let payload = call!(c, "DUMP", key).bytes();
         let copy = format!("{key}-restored");
         assert_eq!(call!(c, "RESTORE", copy, "0", payload), ok());
-        assert_eq!(snapshot(&mut c, &copy, key), snapshot(&mut c, key, key), "{key}");
+        assert_eq!(
+            snapshot(&mut c, &copy, key),
+            snapshot(&mut c, key, key),
+            "{key}"
+        );
         assert_eq!(call!(c, "DUMP", copy).bytes(), payload);
         assert_eq!(
             call!(c, "RESTORE", copy, "0", payload),
@@ -225,16 +258,25 @@ fn copy_is_deep() {
         let copy = format!("{key}-copy");
         assert_eq!(call!(c, "COPY", key, copy), Int(1));
         assert_eq!(snapshot(&mut c, &copy, key), before, "{key}");
-        assert_eq!(call!(c, "DEBUG", "DIGEST-VALUE", key), call!(c, "DEBUG", "DIGEST-VALUE", copy));
+        assert_eq!(
+            call!(c, "DEBUG", "DIGEST-VALUE", key),
+            call!(c, "DEBUG", "DIGEST-VALUE", copy)
+        );
         if key == "empty" {
             assert_eq!(call!(c, "CF.INSERT", copy, "ITEMS", "new"), ints(&[1]));
         } else {
             assert_eq!(call!(c, "CF.ADD", copy, "new"), Int(1));
         }
-        assert_eq!(call!(c, "CF.DEL", copy, format!("{key}/20")).int() >= 0, true);
+        assert_eq!(
+            call!(c, "CF.DEL", copy, format!("{key}/20")).int() >= 0,
+            true
+        );
         assert_eq!(snapshot(&mut c, key, key), before, "{key}");
         assert_ne!(snapshot(&mut c, &copy, key), before, "{key}");
-        assert_ne!(call!(c, "DEBUG", "DIGEST-VALUE", key), call!(c, "DEBUG", "DIGEST-VALUE", copy));
+        assert_ne!(
+            call!(c, "DEBUG", "DIGEST-VALUE", key),
+            call!(c, "DEBUG", "DIGEST-VALUE", copy)
+        );
     }
 }
 
@@ -246,17 +288,25 @@ fn digest_follows_content() {
         assert_eq!(call!(c, "CF.RESERVE", key, "100"), ok());
         assert_eq!(call!(c, "CF.INSERT", key, "ITEMS", "x", "y"), ints(&[1, 1]));
     }
-    let digest = |c: &mut Client, key: &str| call!(c, "DEBUG", "DIGEST-VALUE", key).array()[0].text();
+    let digest =
+        |c: &mut Client, key: &str| call!(c, "DEBUG", "DIGEST-VALUE", key).array()[0].text();
     assert_eq!(digest(&mut c, "a"), digest(&mut c, "b"));
     // Same slots, different counters.
     assert_eq!(call!(c, "CF.ADD", "c", "z"), Int(1));
     assert_ne!(digest(&mut c, "a"), digest(&mut c, "c"));
     assert_eq!(call!(c, "CF.DEL", "c", "z"), Int(1));
-    assert_ne!(digest(&mut c, "a"), digest(&mut c, "c"), "the delete counter differs");
+    assert_ne!(
+        digest(&mut c, "a"),
+        digest(&mut c, "c"),
+        "the delete counter differs"
+    );
     assert_eq!(call!(c, "CF.COMPACT", "c"), ok());
     assert_eq!(digest(&mut c, "a"), digest(&mut c, "c"));
     // Different parameters, same items.
-    assert_eq!(call!(c, "CF.RESERVE", "d", "100", "MAXITERATIONS", "21"), ok());
+    assert_eq!(
+        call!(c, "CF.RESERVE", "d", "100", "MAXITERATIONS", "21"),
+        ok()
+    );
     assert_eq!(call!(c, "CF.INSERT", "d", "ITEMS", "x", "y"), ints(&[1, 1]));
     assert_ne!(digest(&mut c, "a"), digest(&mut c, "d"));
 }
@@ -267,7 +317,10 @@ fn strings(words: &[&str]) -> Vec<String> {
 
 #[test]
 fn propagation_to_the_aof() {
-    let server = Server::build(&[], &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"]);
+    let server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"],
+    );
     let mut c = server.client();
     let header = {
         assert_eq!(call!(c, "CF.RESERVE", "src", "8", "EXPANSION", "2"), ok());
@@ -304,12 +357,42 @@ fn propagation_to_the_aof() {
         c.call(command);
     }
     let mut expected: Vec<Vec<String>> = vec![
-        strings(&["CF.RESERVE", "auto", "1024", "BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "1"]),
+        strings(&[
+            "CF.RESERVE",
+            "auto",
+            "1024",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ]),
         strings(&["CF.ADD", "auto", "x"]),
         strings(&["CF.ADDNX", "auto", "x"]),
-        strings(&["CF.RESERVE", "nx", "1024", "BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "1"]),
+        strings(&[
+            "CF.RESERVE",
+            "nx",
+            "1024",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ]),
         strings(&["CF.ADDNX", "nx", "x"]),
-        strings(&["CF.RESERVE", "ins", "100", "BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "1"]),
+        strings(&[
+            "CF.RESERVE",
+            "ins",
+            "100",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ]),
         strings(&["CF.INSERT", "ins", "CAPACITY", "100", "ITEMS", "a", "b"]),
         strings(&["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"]),
         strings(&["CF.RESERVE", "full", "4", "EXPANSION", "0"]),
@@ -320,13 +403,22 @@ fn propagation_to_the_aof() {
     // Deviation D5: every chunk, not only the header.
     for (i, (iterator, bytes)) in header.iter().enumerate() {
         let iterator = if i == 0 { 1 } else { *iterator };
-        let reply = call!(c, "CF.LOADCHUNK", "copy", iterator.to_string(), bytes.as_slice());
+        let reply = call!(
+            c,
+            "CF.LOADCHUNK",
+            "copy",
+            iterator.to_string(),
+            bytes.as_slice()
+        );
         assert_eq!(reply, ok());
         let mut words = strings(&["CF.LOADCHUNK", "copy", &iterator.to_string()]);
         words.push(String::from_utf8_lossy(bytes).into_owned());
         expected.push(words);
     }
-    assert_eq!(call!(c, "CF.LOADCHUNK", "copy", "99", "x"), err("Couldn't load chunk!"));
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "copy", "99", "x"),
+        err("Couldn't load chunk!")
+    );
     let logged: Vec<Vec<String>> = aof_commands(&aof_file(&server, ".incr.aof"))[start..]
         .iter()
         .map(|command| words(command))
@@ -347,7 +439,11 @@ fn crc64(bytes: &[u8]) -> u64 {
     for &byte in bytes {
         crc ^= u64::from(byte);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ REFLECTED_POLY } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ REFLECTED_POLY
+            } else {
+                crc >> 1
+            };
         }
     }
     crc
@@ -384,9 +480,14 @@ fn read_length(bytes: &[u8], at: &mut usize) -> u64 {
         }
         _ => {
             let n = if first == 0x80 { 4 } else { 8 };
-            assert!(first == 0x80 || first == 0x81, "special encoding {first:#x}");
+            assert!(
+                first == 0x80 || first == 0x81,
+                "special encoding {first:#x}"
+            );
             *at += n;
-            bytes[*at - n..*at].iter().fold(0, |acc, b| acc << 8 | u64::from(*b))
+            bytes[*at - n..*at]
+                .iter()
+                .fold(0, |acc, b| acc << 8 | u64::from(*b))
         }
     }
 }
@@ -409,7 +510,11 @@ impl Payload {
     /// Parses an uncompressed payload (the server runs with `rdbcompression no`).
     fn parse(bytes: &[u8]) -> Payload {
         let (body, footer) = bytes.split_at(bytes.len() - 8);
-        assert_eq!(crc64(body).to_le_bytes(), footer, "our CRC64 agrees with Redis");
+        assert_eq!(
+            crc64(body).to_le_bytes(),
+            footer,
+            "our CRC64 agrees with Redis"
+        );
         assert_eq!(bytes[0], 7, "RDB_TYPE_MODULE_2");
         let mut at = 1;
         let module_id = read_length(bytes, &mut at);
@@ -426,7 +531,9 @@ impl Payload {
                         let value = match first & 0x3f {
                             0 => i64::from(bytes[at] as i8),
                             1 => i64::from(i16::from_le_bytes([bytes[at], bytes[at + 1]])),
-                            2 => i64::from(i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())),
+                            2 => {
+                                i64::from(i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()))
+                            }
                             other => panic!("encoding {other}"),
                         };
                         at += [1, 2, 4][usize::from(first & 0x3f)];
@@ -441,7 +548,11 @@ impl Payload {
             }
         }
         assert_eq!(body.len() - at, 2);
-        Payload { module_id, fields, version: [body[at], body[at + 1]] }
+        Payload {
+            module_id,
+            fields,
+            version: [body[at], body[at + 1]],
+        }
     }
 
     /// Encodes the payload with a valid CRC64 footer.
@@ -488,9 +599,16 @@ fn malformed_restore_payloads_are_refused() {
     let payload = Payload::parse(&real);
     // numFilters, numBuckets, numItems, numDeletes, bucketSize, maxIterations, expansion,
     // then (buckets, slots) per sub-filter.
-    assert_eq!(payload.fields[..7], [2, 4, 20, 0, 2, 20, 2].map(Field::Unsigned));
+    assert_eq!(
+        payload.fields[..7],
+        [2, 4, 20, 0, 2, 20, 2].map(Field::Unsigned)
+    );
     assert_eq!(payload.fields.len(), 11);
-    assert_eq!(payload.encode(), real, "the codec reproduces the real payload");
+    assert_eq!(
+        payload.encode(),
+        real,
+        "the codec reproduces the real payload"
+    );
     assert_eq!(call!(c, "RESTORE", "same", "0", payload.encode()), ok());
     assert_eq!(snapshot(&mut c, "same", "item"), before);
     assert_eq!(call!(c, "DEL", "same"), Int(1));
@@ -512,7 +630,10 @@ fn malformed_restore_payloads_are_refused() {
         ("short slots", payload.with(8, Field::Buffer(vec![1; 7]))),
         ("long slots", payload.with(10, Field::Buffer(vec![1; 17]))),
         ("slots given as a number", payload.with(8, u(8))),
-        ("buffer where a number belongs", payload.with(2, Field::Buffer(b"20".to_vec()))),
+        (
+            "buffer where a number belongs",
+            payload.with(2, Field::Buffer(b"20".to_vec())),
+        ),
     ];
     let mut truncated = payload.clone();
     truncated.fields.pop();
@@ -525,7 +646,11 @@ fn malformed_restore_payloads_are_refused() {
     cases.push(("encoding version 5", newer));
 
     for (what, bad) in &cases {
-        assert_eq!(call!(c, "RESTORE", "bad", "0", bad.encode()), err("ERR Bad data format"), "{what}");
+        assert_eq!(
+            call!(c, "RESTORE", "bad", "0", bad.encode()),
+            err("ERR Bad data format"),
+            "{what}"
+        );
         assert_eq!(call!(c, "PING"), Simple("PONG".into()), "{what}");
         assert_eq!(call!(c, "EXISTS", "bad"), Int(0), "{what}");
         assert_eq!(call!(c, "DBSIZE"), Int(1), "{what}");

@@ -6,8 +6,8 @@ use std::ffi::CStr;
 use super::cf_type::CUCKOO_TYPE;
 use super::config;
 use super::errors::*;
-use super::ffi::{Args, Ctx, Slot};
-use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError, MAX_BUCKETS};
+use super::ffi::{Args, Ctx, Key, Slot};
+use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
 
 /// The smallest capacity CF.INSERT accepts: twice the default bucket size.
 const MIN_INSERT_CAPACITY: i64 = 4;
@@ -62,18 +62,15 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         0..=32768,
         (CF_PARSE_EXPANSION, CF_EXPANSION_RANGE),
     )?;
-    let params = CuckooParams {
-        capacity: 0,
-        bucket_size: bucket_size.unwrap_or(defaults.bucket_size),
-        max_iterations: max_iterations.unwrap_or(defaults.max_iterations),
-        expansion: expansion.unwrap_or(defaults.expansion),
-    };
-    if capacity < i64::from(params.bucket_size) * 2 {
+    let bucket_size = bucket_size.unwrap_or(defaults.bucket_size);
+    if capacity < i64::from(bucket_size) * 2 {
         return Err(CF_CAPACITY_TOO_SMALL.into());
     }
     let params = CuckooParams {
         capacity: capacity.unsigned_abs(),
-        ..params
+        bucket_size,
+        max_iterations: max_iterations.unwrap_or(defaults.max_iterations),
+        expansion: expansion.unwrap_or(defaults.expansion),
     };
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
@@ -104,27 +101,24 @@ enum AddMode {
 fn filter_for_insert<'k>(
     ctx: Ctx,
     args: Args,
-    key: &'k mut super::ffi::Key,
+    key: &'k mut Key,
     capacity: Option<u64>,
 ) -> Result<(&'k mut CuckooFilter, bool), CommandError> {
-    match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
-        Slot::Ours(_) => {}
-        Slot::WrongType => return Err(WRONG_TYPE.into()),
-        Slot::Empty => {
-            let capacity = capacity.ok_or(NOT_FOUND)?;
-            let params = CuckooParams {
-                capacity,
-                ..CuckooParams::default()
-            };
-            let filter =
-                CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
-            replicate_creation(ctx, args, &params);
-            return Ok((key.set(&CUCKOO_TYPE, filter), true));
-        }
+    let mut created = false;
+    if matches!(key.slot::<CuckooFilter>(&CUCKOO_TYPE), Slot::Empty) {
+        let params = CuckooParams {
+            capacity: capacity.ok_or(NOT_FOUND)?,
+            ..CuckooParams::default()
+        };
+        let filter = CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
+        replicate_creation(ctx, args, &params);
+        key.set(&CUCKOO_TYPE, filter);
+        created = true;
     }
     match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
-        Slot::Ours(filter) => Ok((filter, false)),
-        _ => Err(WRONG_TYPE.into()),
+        Slot::Ours(filter) => Ok((filter, created)),
+        Slot::Empty => Err(NOT_FOUND.into()),
+        Slot::WrongType => Err(WRONG_TYPE.into()),
     }
 }
 
@@ -378,7 +372,7 @@ fn occupancy(filter: &CuckooFilter) -> Vec<usize> {
 }
 
 /// Opens a key that must hold a cuckoo filter, for reading.
-fn with_filter(
+pub(super) fn with_filter(
     ctx: Ctx,
     args: Args,
     body: impl FnOnce(&CuckooFilter) -> CommandResult,
@@ -436,84 +430,5 @@ pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
         );
         ctx.reply_bulk(line.as_bytes());
         Ok(())
-    })
-}
-
-/// CF.SCANDUMP key iterator
-pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
-    let iter = args
-        .int(2)
-        .filter(|iter| *iter >= 0)
-        .ok_or(CF_INVALID_POSITION)?;
-    with_filter(ctx, args, |filter| {
-        ctx.reply_array(2);
-        let header = filter.encode_header();
-        // An empty filter cannot be dumped (RedisBloom answers as if past the end).
-        let step = match iter {
-            _ if filter.num_items() == 0 => None,
-            0 => Some((1, &header[..])),
-            _ => filter.dump_chunk(iter),
-        };
-        match step {
-            Some((next, bytes)) => {
-                ctx.reply_int(next);
-                ctx.reply_bulk(bytes);
-            }
-            None => {
-                ctx.reply_int(0);
-                ctx.reply_null();
-            }
-        }
-        Ok(())
-    })
-}
-
-/// CF.LOADCHUNK key iterator data
-pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 4 {
-        return Err(CommandError::Arity);
-    }
-    let iter = args
-        .int(2)
-        .filter(|iter| *iter != 0)
-        .ok_or(CF_INVALID_POSITION)?;
-    let data = args.bytes(3);
-    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
-    let mut key = ctx.open_key(key_name, true);
-    match (key.slot::<CuckooFilter>(&CUCKOO_TYPE), iter) {
-        (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
-        (Slot::Ours(_), 1) => return Err(ITEM_EXISTS.into()),
-        (Slot::Empty, 1) => {
-            let filter = filter_from_header(data)?;
-            key.set(&CUCKOO_TYPE, filter);
-        }
-        (Slot::Empty, _) => return Err(NOT_FOUND.into()),
-        (Slot::Ours(filter), _) => filter
-            .load_chunk(iter, data)
-            .map_err(|_| CF_CHUNK_REFUSED)?,
-    }
-    ctx.reply_ok();
-    // Deviation D5: every accepted chunk is propagated, not only the header.
-    ctx.replicate_verbatim();
-    ctx.notify(c"cf.loadchunk", key_name);
-    Ok(())
-}
-
-/// A new empty filter from a CF.LOADCHUNK header. A header RedisBloom would refuse is
-/// `Couldn't create filter!`; a valid one over the memory cap is deviation D1.
-fn filter_from_header(data: &[u8]) -> Result<CuckooFilter, CommandError> {
-    let header: &[u8; crate::cuckoo::HEADER_LEN] =
-        data.try_into().map_err(|_| CF_INVALID_HEADER)?;
-    let mut num_buckets = [0u8; 8];
-    num_buckets.copy_from_slice(&header[8..16]);
-    if u64::from_le_bytes(num_buckets) >= MAX_BUCKETS {
-        return Err(CF_HEADER_REFUSED.into());
-    }
-    CuckooFilter::from_header(header, config::max_filter_bytes()).map_err(|e| match e {
-        CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
-        CuckooError::Invalid(_) => CF_HEADER_REFUSED.into(),
     })
 }

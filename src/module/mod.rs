@@ -3,6 +3,7 @@
 
 mod bf;
 mod cf;
+mod cf_chunks;
 mod cf_type;
 mod config;
 mod errors;
@@ -85,8 +86,8 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"cf.del", entry!(cf::del), WRITE_FAST),
         // RedisBloom registers CF.COMPACT read-only although it rewrites the value.
         (c"cf.compact", entry!(cf::compact), READ),
-        (c"cf.scandump", entry!(cf::scandump), READ),
-        (c"cf.loadchunk", entry!(cf::loadchunk), WRITE),
+        (c"cf.scandump", entry!(cf_chunks::scandump), READ),
+        (c"cf.loadchunk", entry!(cf_chunks::loadchunk), WRITE),
         (c"cf.info", entry!(cf::info), READ),
         (c"cf.debug", entry!(cf::debug), READ),
     ]
