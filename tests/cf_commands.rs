@@ -1071,3 +1071,60 @@ fn keyspace_events_only_when_the_value_changed() {
     got.sort();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn command_flags_as_registered_by_redisbloom() {
+    let server = Server::start();
+    let mut c = server.client();
+    let write = ["write", "denyoom", "module"];
+    let read = ["readonly", "module", "fast"];
+    let cases: &[(&str, &[&str])] = &[
+        ("cf.reserve", &write),
+        ("cf.add", &write),
+        ("cf.addnx", &write),
+        ("cf.insert", &write),
+        ("cf.insertnx", &write),
+        ("cf.exists", &read),
+        ("cf.mexists", &read),
+        ("cf.count", &read),
+        ("cf.del", &["write", "module", "fast"]),
+        ("cf.compact", &read),
+        ("cf.scandump", &read),
+        ("cf.loadchunk", &write),
+        ("cf.info", &read),
+        ("cf.debug", &read),
+    ];
+    for (name, flags) in cases {
+        let info = call!(c, "COMMAND", "INFO", *name).array()[0].array();
+        assert_eq!(info[0], bulk(name));
+        assert_eq!(info[1], Int(-1), "{name}");
+        let got: Vec<String> = info[2].array().iter().map(Reply::text).collect();
+        assert_eq!(got, *flags, "{name}");
+        assert_eq!(info[3..6], [Int(1), Int(1), Int(1)], "{name}");
+    }
+}
+
+#[test]
+fn write_commands_invalidate_watch_even_without_a_change() {
+    let server = Server::start();
+    let mut c = server.client();
+    let mut other = server.client();
+    assert_eq!(call!(c, "CF.ADD", "k", "a"), Int(1));
+    for command in [
+        &["CF.DEL", "k", "absent"][..],
+        &["CF.COMPACT", "k"],
+        &["CF.ADDNX", "k", "a"],
+    ] {
+        assert_eq!(call!(c, "WATCH", "k"), ok());
+        other.call(command);
+        assert_eq!(call!(c, "MULTI"), ok());
+        assert_eq!(call!(c, "PING"), Simple("QUEUED".into()));
+        assert_eq!(call!(c, "EXEC"), NilArray, "{command:?}");
+    }
+    assert_eq!(call!(c, "WATCH", "k"), ok());
+    assert_eq!(call!(other, "CF.EXISTS", "k", "a"), Int(1));
+    assert_eq!(call!(other, "CF.SCANDUMP", "k", "0").array()[0], Int(1));
+    assert_eq!(call!(c, "MULTI"), ok());
+    assert_eq!(call!(c, "PING"), Simple("QUEUED".into()));
+    assert_eq!(call!(c, "EXEC"), Array(vec![Simple("PONG".into())]));
+}
