@@ -75,9 +75,12 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
 /// `Couldn't create filter!`; a valid one over the memory cap is deviation D1.
 fn filter_from_header(data: &[u8]) -> Result<CuckooFilter, CommandError> {
     let header: &[u8; HEADER_LEN] = data.try_into().map_err(|_| CF_INVALID_HEADER)?;
-    let mut num_buckets = [0u8; 8];
-    num_buckets.copy_from_slice(&header[8..16]);
-    if u64::from_le_bytes(num_buckets) >= MAX_BUCKETS {
+    // The core reports 2^56 buckets as too large; RedisBloom's header check refuses it.
+    let num_buckets = header
+        .get(8..16)
+        .and_then(|bytes| <[u8; 8]>::try_from(bytes).ok())
+        .map_or(0, u64::from_le_bytes);
+    if num_buckets >= MAX_BUCKETS {
         return Err(CF_HEADER_REFUSED.into());
     }
     CuckooFilter::from_header(header, config::max_filter_bytes()).map_err(|e| match e {
