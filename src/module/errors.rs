@@ -48,3 +48,25 @@ pub const LOADCHUNK_NOT_NUMERIC: &CStr = c"ERR Second argument must be numeric";
 pub const BAD_DATA: &CStr = c"ERR received bad data";
 pub const NO_LINK: &CStr = c"ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &CStr = c"ERR invalid chunk - Too big for current filter";
+
+// Cuckoo
+pub const CF_PARSE_MAX_ITERATIONS: &CStr = c"Couldn't parse MAXITERATIONS";
+pub const CF_MAX_ITERATIONS_RANGE: &CStr =
+    c"MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.";
+pub const CF_PARSE_BUCKET_SIZE: &CStr = c"Couldn't parse BUCKETSIZE";
+pub const CF_BUCKET_SIZE_RANGE: &CStr =
+    c"BUCKETSIZE: value must be an integer between 1 and 255, inclusive.";
+pub const CF_PARSE_EXPANSION: &CStr = c"Couldn't parse EXPANSION";
+pub const CF_EXPANSION_RANGE: &CStr =
+    c"EXPANSION: value must be an integer between 0 and 32768, inclusive.";
+pub const CF_CAPACITY_TOO_SMALL: &CStr = c"Capacity must be at least (BucketSize * 2)";
+pub const CF_COULD_NOT_CREATE: &CStr = c"ERR Could not create filter";
+pub const CF_MAX_EXPANSIONS_REACHED: &CStr = c"Maximum expansions reached";
+pub const CF_FULL: &CStr = c"Filter is full";
+pub const CF_INSUFFICIENT_MEMORY: &CStr = c"ERR Insufficient memory";
+pub const CF_DEL_NOT_FOUND: &CStr = c"Not found";
+pub const CF_COMPACT_NOT_FOUND: &CStr = c"Cuckoo filter was not found";
+pub const CF_INVALID_POSITION: &CStr = c"Invalid position";
+pub const CF_INVALID_HEADER: &CStr = c"Invalid header";
+pub const CF_HEADER_REFUSED: &CStr = c"Couldn't create filter!";
+pub const CF_CHUNK_REFUSED: &CStr = c"Couldn't load chunk!";

@@ -2,6 +2,9 @@
 //! calls the core and replies; no filter logic lives here.
 
 mod bf;
+mod cf;
+mod cf_chunks;
+mod cf_type;
 mod config;
 mod errors;
 mod ffi;
@@ -11,6 +14,7 @@ use std::ffi::{c_int, CStr};
 
 use redis_module::{raw, redis_module, Context, RedisString, Status};
 
+use cf_type::CUCKOO_TYPE;
 use ffi::{api, run_command, RawCtx, RawString};
 use types::BLOOM_TYPE;
 
@@ -56,6 +60,7 @@ macro_rules! entry {
 /// Write commands that may allocate, read-only ones, and CF.DEL (a write that never grows).
 const WRITE: &CStr = c"write deny-oom";
 const READ: &CStr = c"readonly fast";
+const WRITE_FAST: &CStr = c"write fast";
 
 fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
     vec![
@@ -70,6 +75,21 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"bf.debug", entry!(bf::debug), READ),
         (c"bf.scandump", entry!(bf::scandump), READ),
         (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
+        (c"cf.reserve", entry!(cf::reserve), WRITE),
+        (c"cf.add", entry!(cf::add), WRITE),
+        (c"cf.addnx", entry!(cf::addnx), WRITE),
+        (c"cf.insert", entry!(cf::insert), WRITE),
+        (c"cf.insertnx", entry!(cf::insertnx), WRITE),
+        (c"cf.exists", entry!(cf::exists), READ),
+        (c"cf.mexists", entry!(cf::mexists), READ),
+        (c"cf.count", entry!(cf::count), READ),
+        (c"cf.del", entry!(cf::del), WRITE_FAST),
+        // RedisBloom registers CF.COMPACT read-only although it rewrites the value.
+        (c"cf.compact", entry!(cf::compact), READ),
+        (c"cf.scandump", entry!(cf_chunks::scandump), READ),
+        (c"cf.loadchunk", entry!(cf_chunks::loadchunk), WRITE),
+        (c"cf.info", entry!(cf::info), READ),
+        (c"cf.debug", entry!(cf::debug), READ),
     ]
 }
 
@@ -130,6 +150,6 @@ redis_module! {
     name: "bf",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [BLOOM_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE],
     init: init,
 }

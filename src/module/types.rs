@@ -13,7 +13,7 @@ use super::ffi::{
 };
 use crate::bloom::Chain;
 
-const fn methods(
+pub(super) const fn methods(
     rdb_load: raw::RedisModuleTypeLoadFunc,
     rdb_save: raw::RedisModuleTypeSaveFunc,
     aof_rewrite: raw::RedisModuleTypeRewriteFunc,

@@ -575,3 +575,37 @@ pub fn module_payload(type_id: u64, encver: u64, fields: &[RdbField]) -> Vec<u8>
     out.extend_from_slice(&crc.to_le_bytes());
     out
 }
+
+impl Server {
+    /// Starts a server whose data directory holds a copy of `rdb` as its `dump.rdb`.
+    pub fn with_rdb(rdb: &Path) -> Server {
+        let dir = std::env::temp_dir().join(format!(
+            "bloomrs-test-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(rdb, dir.join("dump.rdb")).unwrap();
+        let mut server = Server {
+            child: None,
+            port: 0,
+            dir,
+            module_args: Vec::new(),
+            config: vec!["--dbfilename".into(), "dump.rdb".into()],
+        };
+        server.launch().expect("redis-server did not start");
+        server
+    }
+}
+
+impl ToArg for &String {
+    fn to_arg(&self) -> Vec<u8> {
+        self.as_bytes().to_vec()
+    }
+}
+impl ToArg for &Vec<u8> {
+    fn to_arg(&self) -> Vec<u8> {
+        self.to_vec()
+    }
+}

@@ -1,0 +1,434 @@
+//! The `CF.*` commands: argument parsing in RedisBloom's exact order, then one call into the
+//! cuckoo core, then the reply, the propagation and the keyspace event.
+
+use std::ffi::CStr;
+
+use super::cf_type::CUCKOO_TYPE;
+use super::config;
+use super::errors::*;
+use super::ffi::{Args, Ctx, Key, Slot};
+use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
+
+/// The smallest capacity CF.INSERT accepts: twice the default bucket size.
+const MIN_INSERT_CAPACITY: i64 = 4;
+
+fn create_error(e: CuckooError) -> CommandError {
+    match e {
+        CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
+        CuckooError::Invalid(_) => CF_COULD_NOT_CREATE.into(),
+    }
+}
+
+/// The value after `keyword` among the optional arguments (deviation D3), parsed and
+/// range-checked; a keyword without a value is that keyword's parse error (deviation D4).
+fn keyword_value(
+    args: Args,
+    keyword: &str,
+    range: std::ops::RangeInclusive<i64>,
+    errors: (&'static CStr, &'static CStr),
+) -> Result<Option<u16>, CommandError> {
+    let Some(at) = (3..args.len()).find(|i| args.is(*i, keyword)) else {
+        return Ok(None);
+    };
+    let value = args.int(at + 1).ok_or(errors.0)?;
+    if !range.contains(&value) {
+        return Err(errors.1.into());
+    }
+    u16::try_from(value).map(Some).map_err(|_| errors.1.into())
+}
+
+/// CF.RESERVE key capacity [BUCKETSIZE bucketsize] [MAXITERATIONS maxiterations] [EXPANSION expansion]
+pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() < 3 || args.len() % 2 == 0 {
+        return Err(CommandError::Arity);
+    }
+    let capacity = args.int(2).ok_or(INSERT_BAD_CAPACITY)?;
+    let defaults = CuckooParams::default();
+    let max_iterations = keyword_value(
+        args,
+        "MAXITERATIONS",
+        1..=65535,
+        (CF_PARSE_MAX_ITERATIONS, CF_MAX_ITERATIONS_RANGE),
+    )?;
+    let bucket_size = keyword_value(
+        args,
+        "BUCKETSIZE",
+        1..=255,
+        (CF_PARSE_BUCKET_SIZE, CF_BUCKET_SIZE_RANGE),
+    )?;
+    let expansion = keyword_value(
+        args,
+        "EXPANSION",
+        0..=32768,
+        (CF_PARSE_EXPANSION, CF_EXPANSION_RANGE),
+    )?;
+    let bucket_size = bucket_size.unwrap_or(defaults.bucket_size);
+    if capacity < i64::from(bucket_size) * 2 {
+        return Err(CF_CAPACITY_TOO_SMALL.into());
+    }
+    let params = CuckooParams {
+        capacity: capacity.unsigned_abs(),
+        bucket_size,
+        max_iterations: max_iterations.unwrap_or(defaults.max_iterations),
+        expansion: expansion.unwrap_or(defaults.expansion),
+    };
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
+        Slot::Empty => {}
+        Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
+        Slot::WrongType => return Err(WRONG_TYPE.into()),
+    }
+    let filter = CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
+    key.set(&CUCKOO_TYPE, filter);
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    ctx.notify(c"cf.reserve", key_name);
+    Ok(())
+}
+
+/// How CF.ADD, CF.ADDNX, CF.INSERT and CF.INSERTNX treat one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AddMode {
+    /// Always another copy.
+    Add,
+    /// Only if the fingerprint is not found.
+    AddNx,
+}
+
+/// The key's filter for an insert: the existing one, or a new one of `capacity` (with the
+/// defaults otherwise) when `capacity` is given. Returns whether it was created.
+fn filter_for_insert<'k>(
+    ctx: Ctx,
+    args: Args,
+    key: &'k mut Key,
+    capacity: Option<u64>,
+) -> Result<(&'k mut CuckooFilter, bool), CommandError> {
+    let mut created = false;
+    if matches!(key.slot::<CuckooFilter>(&CUCKOO_TYPE), Slot::Empty) {
+        let params = CuckooParams {
+            capacity: capacity.ok_or(NOT_FOUND)?,
+            ..CuckooParams::default()
+        };
+        let filter = CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
+        replicate_creation(ctx, args, &params);
+        key.set(&CUCKOO_TYPE, filter);
+        created = true;
+    }
+    match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
+        Slot::Ours(filter) => Ok((filter, created)),
+        Slot::Empty => Err(NOT_FOUND.into()),
+        Slot::WrongType => Err(WRONG_TYPE.into()),
+    }
+}
+
+/// Deviation D10: a filter created implicitly is propagated as an explicit CF.RESERVE, so a
+/// replica or the AOF builds it with the primary's parameters.
+fn replicate_creation(ctx: Ctx, args: Args, params: &CuckooParams) {
+    let Some(key) = args.raw(1) else { return };
+    let capacity = params.capacity.to_string();
+    let bucket_size = params.bucket_size.to_string();
+    let max_iterations = params.max_iterations.to_string();
+    let expansion = params.expansion.to_string();
+    ctx.replicate(
+        c"CF.RESERVE",
+        key,
+        &[
+            capacity.as_bytes(),
+            b"BUCKETSIZE",
+            bucket_size.as_bytes(),
+            b"MAXITERATIONS",
+            max_iterations.as_bytes(),
+            b"EXPANSION",
+            expansion.as_bytes(),
+        ],
+    );
+}
+
+/// RedisBloom refuses every insert once the filter has `CF_MAX_EXPANSIONS` sub-filters.
+fn check_expansions(filter: &CuckooFilter) -> CommandResult {
+    if u64::from(filter.num_filters()) >= config::cf_max_expansions() {
+        return Err(CF_MAX_EXPANSIONS_REACHED.into());
+    }
+    Ok(())
+}
+
+/// Inserts one item: `Ok(true)` inserted, `Ok(false)` already present (CF.ADDNX only).
+fn add_item(filter: &mut CuckooFilter, item: &[u8], mode: AddMode) -> Result<bool, InsertError> {
+    let max_bytes = config::max_filter_bytes();
+    match mode {
+        AddMode::Add => filter.insert(item, max_bytes).map(|()| true),
+        AddMode::AddNx => filter.insert_unique(item, max_bytes),
+    }
+}
+
+/// CF.ADD key item
+pub fn add(ctx: Ctx, args: Args) -> CommandResult {
+    add_one(ctx, args, AddMode::Add, c"cf.add")
+}
+
+/// CF.ADDNX key item
+pub fn addnx(ctx: Ctx, args: Args) -> CommandResult {
+    add_one(ctx, args, AddMode::AddNx, c"cf.addnx")
+}
+
+fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let default_capacity = CuckooParams::default().capacity;
+    let (filter, created) = filter_for_insert(ctx, args, &mut key, Some(default_capacity))?;
+    let outcome = check_expansions(filter).and_then(|()| {
+        add_item(filter, args.bytes(2), mode).map_err(|e| match e {
+            InsertError::Full => CF_FULL.into(),
+            InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY.into(),
+        })
+    });
+    if let Ok(inserted) = outcome {
+        ctx.reply_bool(inserted);
+        ctx.replicate_verbatim();
+    }
+    if created || outcome == Ok(true) {
+        ctx.notify(event, key_name);
+    }
+    outcome.map(|_| ())
+}
+
+/// CF.INSERT key [CAPACITY capacity] [NOCREATE] ITEMS item [item ...]
+pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
+    insert_many(ctx, args, AddMode::Add, c"cf.insert")
+}
+
+/// CF.INSERTNX key [CAPACITY capacity] [NOCREATE] ITEMS item [item ...]
+pub fn insertnx(ctx: Ctx, args: Args) -> CommandResult {
+    insert_many(ctx, args, AddMode::AddNx, c"cf.insertnx")
+}
+
+/// The options of CF.INSERT / CF.INSERTNX: the capacity to create with (`None` for
+/// NOCREATE) and where the items start.
+fn parse_insert_options(args: Args) -> Result<(Option<u64>, usize), CommandError> {
+    let mut capacity = CuckooParams::default().capacity;
+    let mut create = true;
+    let mut i = 2;
+    // RedisBloom looks only at the first letter of each option word.
+    while i < args.len() {
+        match args.bytes(i).first().map(u8::to_ascii_lowercase) {
+            Some(b'i') => {
+                let items_at = Some(i + 1).filter(|at| *at < args.len());
+                let items_at = items_at.ok_or(CommandError::Arity)?;
+                return Ok((create.then_some(capacity), items_at));
+            }
+            Some(b'c') => {
+                if i + 1 >= args.len() {
+                    return Err(CommandError::Arity);
+                }
+                let value = args.int(i + 1).ok_or(INSERT_BAD_CAPACITY)?;
+                if value < MIN_INSERT_CAPACITY {
+                    return Err(CF_CAPACITY_TOO_SMALL.into());
+                }
+                capacity = value.unsigned_abs();
+                i += 2;
+            }
+            Some(b'n') => {
+                create = false;
+                i += 1;
+            }
+            _ => return Err(INSERT_UNKNOWN_ARGUMENT.into()),
+        }
+    }
+    Err(CommandError::Arity)
+}
+
+fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
+    if args.len() < 4 {
+        return Err(CommandError::Arity);
+    }
+    let (capacity, items_at) = parse_insert_options(args)?;
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let (filter, created) = filter_for_insert(ctx, args, &mut key, capacity)?;
+    let mut changed = created;
+    if let Err(e) = check_expansions(filter) {
+        if changed {
+            ctx.notify(event, key_name);
+        }
+        return Err(e);
+    }
+    // CF.INSERT answers booleans in RESP3; CF.INSERTNX keeps its integers.
+    let booleans = mode == AddMode::Add && ctx.is_resp3();
+    ctx.reply_array(args.len() - items_at);
+    for item in args.items(items_at) {
+        let outcome = add_item(filter, item, mode);
+        changed |= outcome == Ok(true);
+        match (outcome, booleans) {
+            (Ok(inserted), true) => ctx.reply_bool(inserted),
+            (Err(_), true) => ctx.reply_bool(false),
+            (Ok(inserted), false) => ctx.reply_int(i64::from(inserted)),
+            (Err(_), false) => ctx.reply_int(-1),
+        }
+    }
+    ctx.replicate_verbatim();
+    if changed {
+        ctx.notify(event, key_name);
+    }
+    Ok(())
+}
+
+/// The key's filter for a read that treats a missing key or another type as empty.
+fn with_readable(ctx: Ctx, args: Args, body: impl FnOnce(Option<&CuckooFilter>)) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, false);
+    match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
+        Slot::Ours(filter) => body(Some(&*filter)),
+        _ => body(None),
+    }
+    Ok(())
+}
+
+/// CF.EXISTS key item
+pub fn exists(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    with_readable(ctx, args, |filter| {
+        ctx.reply_bool(filter.is_some_and(|f| f.contains(args.bytes(2))));
+    })
+}
+
+/// CF.MEXISTS key item [item ...]
+pub fn mexists(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() < 3 {
+        return Err(CommandError::Arity);
+    }
+    with_readable(ctx, args, |filter| {
+        ctx.reply_array(args.len() - 2);
+        for item in args.items(2) {
+            ctx.reply_bool(filter.is_some_and(|f| f.contains(item)));
+        }
+    })
+}
+
+/// CF.COUNT key item
+pub fn count(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    with_readable(ctx, args, |filter| {
+        let count = filter.map_or(0, |f| f.count(args.bytes(2)));
+        ctx.reply_int(i64::try_from(count).unwrap_or(i64::MAX));
+    })
+}
+
+/// CF.DEL key item
+pub fn del(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let Slot::Ours(filter) = key.slot::<CuckooFilter>(&CUCKOO_TYPE) else {
+        return Err(CF_DEL_NOT_FOUND.into());
+    };
+    let deleted = filter.delete(args.bytes(2));
+    ctx.reply_bool(deleted);
+    ctx.replicate_verbatim();
+    if deleted {
+        ctx.notify(c"cf.del", key_name);
+    }
+    Ok(())
+}
+
+/// CF.COMPACT key
+pub fn compact(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let Slot::Ours(filter) = key.slot::<CuckooFilter>(&CUCKOO_TYPE) else {
+        return Err(CF_COMPACT_NOT_FOUND.into());
+    };
+    let before = occupancy(filter);
+    let had_deletes = filter.num_deletes() != 0;
+    filter.compact(true);
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    if had_deletes || occupancy(filter) != before {
+        ctx.notify(c"cf.compact", key_name);
+    }
+    Ok(())
+}
+
+/// Occupied slots per sub-filter. Compaction changed the slots exactly when this changed: a
+/// move empties a slot of its source, and the newest source loses without gaining.
+fn occupancy(filter: &CuckooFilter) -> Vec<usize> {
+    filter
+        .sub_filters()
+        .iter()
+        .map(|sub| sub.slots().iter().filter(|slot| **slot != 0).count())
+        .collect()
+}
+
+/// Opens a key that must hold a cuckoo filter, for reading.
+pub(super) fn with_filter(
+    ctx: Ctx,
+    args: Args,
+    body: impl FnOnce(&CuckooFilter) -> CommandResult,
+) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, false);
+    match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
+        Slot::Ours(filter) => body(filter),
+        Slot::Empty => Err(NOT_FOUND.into()),
+        Slot::WrongType => Err(WRONG_TYPE.into()),
+    }
+}
+
+/// CF.INFO key
+pub fn info(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    with_filter(ctx, args, |filter| {
+        let fields: [(&CStr, u64); 8] = [
+            (c"Size", filter.size_bytes()),
+            (c"Number of buckets", filter.num_buckets()),
+            (c"Number of filters", u64::from(filter.num_filters())),
+            (c"Number of items inserted", filter.num_items()),
+            (c"Number of items deleted", filter.num_deletes()),
+            (c"Bucket size", u64::from(filter.bucket_size())),
+            (c"Expansion rate", u64::from(filter.expansion())),
+            (c"Max iterations", u64::from(filter.max_iterations())),
+        ];
+        ctx.reply_map(fields.len());
+        for (name, value) in fields {
+            ctx.reply_simple(name);
+            // RedisBloom replies the unsigned counters as signed 64-bit integers.
+            ctx.reply_int(value as i64);
+        }
+        Ok(())
+    })
+}
+
+/// CF.DEBUG key
+pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    with_filter(ctx, args, |filter| {
+        let line = format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+            filter.bucket_size(),
+            filter.num_buckets(),
+            filter.num_items(),
+            filter.num_deletes(),
+            filter.num_filters(),
+            filter.max_iterations(),
+            filter.expansion()
+        );
+        ctx.reply_bulk(line.as_bytes());
+        Ok(())
+    })
+}

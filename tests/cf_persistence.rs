@@ -1,0 +1,668 @@
+//! Cuckoo filters surviving every way Redis moves a value: DEBUG RELOAD, SAVE and restart, AOF
+//! rewrite (with and without the RDB preamble), DUMP/RESTORE, COPY; the digest; what is
+//! propagated to the AOF; and malformed DUMP payloads refused without harm.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Everything observable about a filter: SCANDUMP chunks, CF.INFO, CF.DEBUG, answers for its
+/// items (and some never added) and a few counts.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    chunks: Vec<(i64, Vec<u8>)>,
+    info: Reply,
+    debug: Reply,
+    answers: Reply,
+    counts: Vec<Reply>,
+}
+
+fn snapshot(c: &mut Client, key: &str, items_of: &str) -> Snapshot {
+    let mut args = vec!["CF.MEXISTS".to_string(), key.to_string()];
+    args.extend((0..300).map(|i| format!("{items_of}/{i}")));
+    Snapshot {
+        chunks: scandump(c, "CF.SCANDUMP", key),
+        info: call!(c, "CF.INFO", key),
+        debug: call!(c, "CF.DEBUG", key),
+        answers: c.call(&args),
+        counts: (0..10)
+            .map(|i| call!(c, "CF.COUNT", key, format!("{items_of}/{i}")))
+            .collect(),
+    }
+}
+
+const KEYS: [&str; 5] = ["multi", "empty", "b1", "auto", "loaded"];
+
+/// A data set with several sub-filters, deletes, an empty filter, bucket size 1 and 4,
+/// expansion 0, an auto-created filter and one from a header with a non-power-of-two expansion.
+fn populate(c: &mut Client) {
+    assert_eq!(call!(c, "CF.RESERVE", "multi", "8", "EXPANSION", "2"), ok());
+    for i in 0..200 {
+        assert_eq!(call!(c, "CF.ADD", "multi", format!("multi/{i}")), Int(1));
+    }
+    for i in 0..10 {
+        assert_eq!(call!(c, "CF.DEL", "multi", format!("multi/{i}")), Int(1));
+    }
+    assert_eq!(
+        call!(
+            c,
+            "CF.RESERVE",
+            "empty",
+            "1000",
+            "BUCKETSIZE",
+            "4",
+            "MAXITERATIONS",
+            "50",
+            "EXPANSION",
+            "0"
+        ),
+        ok()
+    );
+    assert_eq!(call!(c, "CF.RESERVE", "b1", "64", "BUCKETSIZE", "1"), ok());
+    for i in 0..100 {
+        assert_eq!(
+            call!(c, "CF.ADDNX", "b1", format!("b1/{i}")).int() >= 0,
+            true
+        );
+    }
+    assert_eq!(call!(c, "CF.DEL", "b1", "b1/3"), Int(1));
+    for i in 0..50 {
+        assert_eq!(call!(c, "CF.ADD", "auto", format!("auto/{i}")), Int(1));
+    }
+    let mut header = Vec::new();
+    for word in [3u64, 4, 1, 2] {
+        header.extend_from_slice(&word.to_le_bytes());
+    }
+    for half in [2u16, 20, 3] {
+        header.extend_from_slice(&half.to_le_bytes());
+    }
+    assert_eq!(call!(c, "CF.LOADCHUNK", "loaded", "1", header), ok());
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "loaded", "9", [7u8, 0, 0, 9, 0, 0, 0, 0]),
+        ok()
+    );
+    let second: Vec<u8> = (0..24).collect();
+    assert_eq!(call!(c, "CF.LOADCHUNK", "loaded", "33", second), ok());
+    assert_eq!(
+        call!(c, "CF.INFO", "loaded").array()[5],
+        Int(2),
+        "two sub-filters of 4 and 12 buckets"
+    );
+}
+
+fn snapshots(c: &mut Client) -> Vec<Snapshot> {
+    KEYS.iter().map(|key| snapshot(c, key, key)).collect()
+}
+
+#[test]
+fn debug_reload_keeps_everything() {
+    let server = Server::start();
+    let mut c = server.client();
+    populate(&mut c);
+    let before = snapshots(&mut c);
+    assert_eq!(before[1].chunks, vec![], "an empty filter has no SCANDUMP");
+    let digest = call!(c, "DEBUG", "DIGEST");
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(snapshots(&mut c), before);
+    assert_eq!(call!(c, "DEBUG", "DIGEST"), digest);
+}
+
+#[test]
+fn save_and_restart_keep_everything() {
+    let mut server = Server::start();
+    let mut c = server.client();
+    populate(&mut c);
+    let before = snapshots(&mut c);
+    assert_eq!(call!(c, "SAVE"), ok());
+    server.restart();
+    let mut c = server.client();
+    assert_eq!(call!(c, "DBSIZE"), Int(5));
+    assert_eq!(snapshots(&mut c), before);
+}
+
+fn wait_for_rewrite(c: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info = call!(c, "INFO", "persistence").text();
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn aof_file(server: &Server, suffix: &str) -> Vec<u8> {
+    let dir = server.dir.join("appendonlydir");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(suffix))
+        .collect();
+    names.sort();
+    std::fs::read(names.last().unwrap_or_else(|| panic!("no {suffix} file"))).unwrap()
+}
+
+/// The commands of an AOF (a sequence of RESP arrays of bulk strings).
+fn aof_commands(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
+    let mut at = 0;
+    let line = |at: &mut usize| {
+        let end = (*at..bytes.len()).find(|&i| bytes[i] == b'\r').unwrap();
+        let text = std::str::from_utf8(&bytes[*at..end]).unwrap().to_string();
+        *at = end + 2;
+        text
+    };
+    let mut commands = Vec::new();
+    while at < bytes.len() {
+        let header = line(&mut at);
+        let count: usize = header.strip_prefix('*').unwrap().parse().unwrap();
+        let mut args = Vec::new();
+        for _ in 0..count {
+            let len: usize = line(&mut at).strip_prefix('$').unwrap().parse().unwrap();
+            args.push(bytes[at..at + len].to_vec());
+            at += len + 2;
+        }
+        commands.push(args);
+    }
+    commands
+}
+
+fn words(command: &[Vec<u8>]) -> Vec<String> {
+    command
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+#[test]
+fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
+    let mut server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
+    let mut c = server.client();
+    populate(&mut c);
+    let before = snapshots(&mut c);
+    c.call(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut c);
+    let commands = aof_commands(&aof_file(&server, ".base.aof"));
+    let empty: Vec<Vec<String>> = commands
+        .iter()
+        .map(|command| words(command))
+        .filter(|w| w.get(1).map(String::as_str) == Some("empty"))
+        .collect();
+    // The empty filter is rewritten too: header, then its single 1024-byte sub-filter.
+    assert_eq!(empty.len(), 2);
+    assert_eq!(empty[0][..3], ["CF.LOADCHUNK", "empty", "1"]);
+    assert_eq!(empty[1][..3], ["CF.LOADCHUNK", "empty", "1025"]);
+    assert_eq!(
+        commands.iter().find(|c| c[1] == b"empty").unwrap()[3].len(),
+        38
+    );
+    let loadchunks = commands.iter().filter(|c| c[0] == b"CF.LOADCHUNK").count();
+    let expected: usize = before.iter().map(|s| s.chunks.len().max(1)).sum::<usize>() + 1;
+    assert_eq!(loadchunks, expected);
+    server.restart();
+    let mut c = server.client();
+    assert_eq!(snapshots(&mut c), before);
+}
+
+#[test]
+fn aof_rewrite_with_preamble_keeps_everything() {
+    let mut server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"],
+    );
+    let mut c = server.client();
+    populate(&mut c);
+    let before = snapshots(&mut c);
+    c.call(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut c);
+    assert!(aof_file(&server, ".base.rdb").starts_with(b"REDIS"));
+    server.restart();
+    let mut c = server.client();
+    assert_eq!(snapshots(&mut c), before);
+}
+
+#[test]
+fn dump_and_restore() {
+    let server = Server::start();
+    let mut c = server.client();
+    populate(&mut c);
+    for key in KEYS {
+        let payload = call!(c, "DUMP", key).bytes();
+        let copy = format!("{key}-restored");
+        assert_eq!(call!(c, "RESTORE", copy, "0", payload), ok());
+        assert_eq!(
+            snapshot(&mut c, &copy, key),
+            snapshot(&mut c, key, key),
+            "{key}"
+        );
+        assert_eq!(call!(c, "DUMP", copy).bytes(), payload);
+        assert_eq!(
+            call!(c, "RESTORE", copy, "0", payload),
+            err("BUSYKEY Target key name already exists.")
+        );
+    }
+}
+
+#[test]
+fn copy_is_deep() {
+    let server = Server::start();
+    let mut c = server.client();
+    populate(&mut c);
+    for key in KEYS {
+        let before = snapshot(&mut c, key, key);
+        let copy = format!("{key}-copy");
+        assert_eq!(call!(c, "COPY", key, copy), Int(1));
+        assert_eq!(snapshot(&mut c, &copy, key), before, "{key}");
+        assert_eq!(
+            call!(c, "DEBUG", "DIGEST-VALUE", key),
+            call!(c, "DEBUG", "DIGEST-VALUE", copy)
+        );
+        if key == "empty" {
+            assert_eq!(call!(c, "CF.INSERT", copy, "ITEMS", "new"), ints(&[1]));
+        } else {
+            assert_eq!(call!(c, "CF.ADD", copy, "new"), Int(1));
+        }
+        assert_eq!(
+            call!(c, "CF.DEL", copy, format!("{key}/20")).int() >= 0,
+            true
+        );
+        assert_eq!(snapshot(&mut c, key, key), before, "{key}");
+        assert_ne!(snapshot(&mut c, &copy, key), before, "{key}");
+        assert_ne!(
+            call!(c, "DEBUG", "DIGEST-VALUE", key),
+            call!(c, "DEBUG", "DIGEST-VALUE", copy)
+        );
+    }
+}
+
+#[test]
+fn digest_follows_content() {
+    let server = Server::start();
+    let mut c = server.client();
+    for key in ["a", "b", "c"] {
+        assert_eq!(call!(c, "CF.RESERVE", key, "100"), ok());
+        assert_eq!(call!(c, "CF.INSERT", key, "ITEMS", "x", "y"), ints(&[1, 1]));
+    }
+    let digest =
+        |c: &mut Client, key: &str| call!(c, "DEBUG", "DIGEST-VALUE", key).array()[0].text();
+    assert_eq!(digest(&mut c, "a"), digest(&mut c, "b"));
+    // Same slots, different counters.
+    assert_eq!(call!(c, "CF.ADD", "c", "z"), Int(1));
+    assert_ne!(digest(&mut c, "a"), digest(&mut c, "c"));
+    assert_eq!(call!(c, "CF.DEL", "c", "z"), Int(1));
+    assert_ne!(
+        digest(&mut c, "a"),
+        digest(&mut c, "c"),
+        "the delete counter differs"
+    );
+    assert_eq!(call!(c, "CF.COMPACT", "c"), ok());
+    assert_eq!(digest(&mut c, "a"), digest(&mut c, "c"));
+    // Different parameters, same items.
+    assert_eq!(
+        call!(c, "CF.RESERVE", "d", "100", "MAXITERATIONS", "21"),
+        ok()
+    );
+    assert_eq!(call!(c, "CF.INSERT", "d", "ITEMS", "x", "y"), ints(&[1, 1]));
+    assert_ne!(digest(&mut c, "a"), digest(&mut c, "d"));
+}
+
+fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+#[test]
+fn propagation_to_the_aof() {
+    let server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"],
+    );
+    let mut c = server.client();
+    let header = {
+        assert_eq!(call!(c, "CF.RESERVE", "src", "8", "EXPANSION", "2"), ok());
+        for i in 0..20 {
+            assert_eq!(call!(c, "CF.ADD", "src", format!("item{i}")), Int(1));
+        }
+        scandump(&mut c, "CF.SCANDUMP", "src")
+    };
+    assert_eq!(header.len(), 3);
+    let start = aof_commands(&aof_file(&server, ".incr.aof")).len();
+    let script: &[&[&str]] = &[
+        &["CF.ADD", "auto", "x"],
+        &["CF.EXISTS", "auto", "x"],
+        &["CF.MEXISTS", "auto", "x"],
+        &["CF.COUNT", "auto", "x"],
+        &["CF.INFO", "auto"],
+        &["CF.DEBUG", "auto"],
+        &["CF.SCANDUMP", "auto", "0"],
+        &["CF.ADDNX", "auto", "x"],
+        &["CF.ADDNX", "nx", "x"],
+        &["CF.INSERT", "ins", "CAPACITY", "100", "ITEMS", "a", "b"],
+        &["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"],
+        &["CF.INSERT", "none", "NOCREATE", "ITEMS", "x"],
+        &["CF.RESERVE", "full", "4", "EXPANSION", "0"],
+        &["CF.RESERVE", "full", "4"],
+        &["CF.INSERT", "full", "ITEMS", "i0", "i1", "i2", "i3", "i4"],
+        &["CF.ADD", "full", "i5"],
+        &["CF.DEL", "auto", "nothing"],
+        &["CF.DEL", "missing", "x"],
+        &["CF.COMPACT", "auto"],
+        &["CF.COMPACT", "missing"],
+    ];
+    for command in script {
+        c.call(command);
+    }
+    let mut expected: Vec<Vec<String>> = vec![
+        strings(&[
+            "CF.RESERVE",
+            "auto",
+            "1024",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ]),
+        strings(&["CF.ADD", "auto", "x"]),
+        strings(&["CF.ADDNX", "auto", "x"]),
+        strings(&[
+            "CF.RESERVE",
+            "nx",
+            "1024",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ]),
+        strings(&["CF.ADDNX", "nx", "x"]),
+        strings(&[
+            "CF.RESERVE",
+            "ins",
+            "100",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ]),
+        strings(&["CF.INSERT", "ins", "CAPACITY", "100", "ITEMS", "a", "b"]),
+        strings(&["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"]),
+        strings(&["CF.RESERVE", "full", "4", "EXPANSION", "0"]),
+        strings(&["CF.INSERT", "full", "ITEMS", "i0", "i1", "i2", "i3", "i4"]),
+        strings(&["CF.DEL", "auto", "nothing"]),
+        strings(&["CF.COMPACT", "auto"]),
+    ];
+    // Deviation D5: every chunk, not only the header.
+    for (i, (iterator, bytes)) in header.iter().enumerate() {
+        let iterator = if i == 0 { 1 } else { *iterator };
+        let reply = call!(
+            c,
+            "CF.LOADCHUNK",
+            "copy",
+            iterator.to_string(),
+            bytes.as_slice()
+        );
+        assert_eq!(reply, ok());
+        let mut words = strings(&["CF.LOADCHUNK", "copy", &iterator.to_string()]);
+        words.push(String::from_utf8_lossy(bytes).into_owned());
+        expected.push(words);
+    }
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "copy", "99", "x"),
+        err("Couldn't load chunk!")
+    );
+    let logged: Vec<Vec<String>> = aof_commands(&aof_file(&server, ".incr.aof"))[start..]
+        .iter()
+        .map(|command| words(command))
+        .filter(|w| !["SELECT", "MULTI", "EXEC"].contains(&w[0].to_uppercase().as_str()))
+        .collect();
+    assert_eq!(logged, expected);
+    assert_eq!(
+        scandump(&mut c, "CF.SCANDUMP", "copy"),
+        scandump(&mut c, "CF.SCANDUMP", "src")
+    );
+}
+
+/// CRC-64/Jones as Redis computes its DUMP footer: reflected, polynomial 0xad93d23594c935a9,
+/// initial value 0, no final xor.
+fn crc64(bytes: &[u8]) -> u64 {
+    const REFLECTED_POLY: u64 = 0x95ac_9329_ac4b_c9b5;
+    let mut crc = 0u64;
+    for &byte in bytes {
+        crc ^= u64::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ REFLECTED_POLY
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+#[test]
+fn crc64_matches_redis() {
+    assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+}
+
+/// One primitive of a module value in a DUMP payload.
+#[derive(Debug, Clone, PartialEq)]
+enum Field {
+    Unsigned(u64),
+    Buffer(Vec<u8>),
+}
+
+/// A module value DUMP payload taken apart: module id, fields, RDB version bytes.
+#[derive(Debug, Clone)]
+struct Payload {
+    module_id: u64,
+    fields: Vec<Field>,
+    version: [u8; 2],
+}
+
+fn read_length(bytes: &[u8], at: &mut usize) -> u64 {
+    let first = bytes[*at];
+    *at += 1;
+    match first >> 6 {
+        0 => u64::from(first & 0x3f),
+        1 => {
+            *at += 1;
+            u64::from(first & 0x3f) << 8 | u64::from(bytes[*at - 1])
+        }
+        _ => {
+            let n = if first == 0x80 { 4 } else { 8 };
+            assert!(
+                first == 0x80 || first == 0x81,
+                "special encoding {first:#x}"
+            );
+            *at += n;
+            bytes[*at - n..*at]
+                .iter()
+                .fold(0, |acc, b| acc << 8 | u64::from(*b))
+        }
+    }
+}
+
+fn write_length(out: &mut Vec<u8>, value: u64) {
+    if value < 64 {
+        out.push(value as u8);
+    } else if value < 16384 {
+        out.extend_from_slice(&[0x40 | (value >> 8) as u8, value as u8]);
+    } else if value <= u64::from(u32::MAX) {
+        out.push(0x80);
+        out.extend_from_slice(&(value as u32).to_be_bytes());
+    } else {
+        out.push(0x81);
+        out.extend_from_slice(&value.to_be_bytes());
+    }
+}
+
+impl Payload {
+    /// Parses an uncompressed payload (the server runs with `rdbcompression no`).
+    fn parse(bytes: &[u8]) -> Payload {
+        let (body, footer) = bytes.split_at(bytes.len() - 8);
+        assert_eq!(
+            crc64(body).to_le_bytes(),
+            footer,
+            "our CRC64 agrees with Redis"
+        );
+        assert_eq!(bytes[0], 7, "RDB_TYPE_MODULE_2");
+        let mut at = 1;
+        let module_id = read_length(bytes, &mut at);
+        let mut fields = Vec::new();
+        loop {
+            match read_length(bytes, &mut at) {
+                0 => break,
+                2 => fields.push(Field::Unsigned(read_length(bytes, &mut at))),
+                5 => {
+                    let first = bytes[at];
+                    if first >> 6 == 3 {
+                        // A short buffer that looked like an integer.
+                        at += 1;
+                        let value = match first & 0x3f {
+                            0 => i64::from(bytes[at] as i8),
+                            1 => i64::from(i16::from_le_bytes([bytes[at], bytes[at + 1]])),
+                            2 => {
+                                i64::from(i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()))
+                            }
+                            other => panic!("encoding {other}"),
+                        };
+                        at += [1, 2, 4][usize::from(first & 0x3f)];
+                        fields.push(Field::Buffer(value.to_string().into_bytes()));
+                    } else {
+                        let len = read_length(bytes, &mut at) as usize;
+                        fields.push(Field::Buffer(bytes[at..at + len].to_vec()));
+                        at += len;
+                    }
+                }
+                opcode => panic!("opcode {opcode}"),
+            }
+        }
+        assert_eq!(body.len() - at, 2);
+        Payload {
+            module_id,
+            fields,
+            version: [body[at], body[at + 1]],
+        }
+    }
+
+    /// Encodes the payload with a valid CRC64 footer.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = vec![7u8];
+        write_length(&mut out, self.module_id);
+        for field in &self.fields {
+            match field {
+                Field::Unsigned(value) => {
+                    out.push(2);
+                    write_length(&mut out, *value);
+                }
+                Field::Buffer(bytes) => {
+                    out.push(5);
+                    write_length(&mut out, bytes.len() as u64);
+                    out.extend_from_slice(bytes);
+                }
+            }
+        }
+        out.push(0);
+        out.extend_from_slice(&self.version);
+        let crc = crc64(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    fn with(&self, index: usize, field: Field) -> Payload {
+        let mut payload = self.clone();
+        payload.fields[index] = field;
+        payload
+    }
+}
+
+#[test]
+fn malformed_restore_payloads_are_refused() {
+    let mut server = Server::build(&[], &["--rdbcompression", "no"]);
+    let mut c = server.client();
+    assert_eq!(call!(c, "CF.RESERVE", "cf", "8", "EXPANSION", "2"), ok());
+    for i in 0..20 {
+        assert_eq!(call!(c, "CF.ADD", "cf", format!("item{i}")), Int(1));
+    }
+    let before = snapshot(&mut c, "cf", "item");
+    let real = call!(c, "DUMP", "cf").bytes();
+    let payload = Payload::parse(&real);
+    // numFilters, numBuckets, numItems, numDeletes, bucketSize, maxIterations, expansion,
+    // then (buckets, slots) per sub-filter.
+    assert_eq!(
+        payload.fields[..7],
+        [2, 4, 20, 0, 2, 20, 2].map(Field::Unsigned)
+    );
+    assert_eq!(payload.fields.len(), 11);
+    assert_eq!(
+        payload.encode(),
+        real,
+        "the codec reproduces the real payload"
+    );
+    assert_eq!(call!(c, "RESTORE", "same", "0", payload.encode()), ok());
+    assert_eq!(snapshot(&mut c, "same", "item"), before);
+    assert_eq!(call!(c, "DEL", "same"), Int(1));
+
+    let u = Field::Unsigned;
+    let mut cases: Vec<(&str, Payload)> = vec![
+        ("no filters", payload.with(0, u(0))),
+        ("more filters than stored", payload.with(0, u(3))),
+        ("65536 filters", payload.with(0, u(65536))),
+        ("buckets not a power of two", payload.with(1, u(3))),
+        ("no buckets", payload.with(1, u(0))),
+        ("huge buckets", payload.with(1, u(1 << 40))),
+        ("bucket size 0", payload.with(4, u(0))),
+        ("bucket size 256", payload.with(4, u(256))),
+        ("max iterations 0", payload.with(5, u(0))),
+        ("expansion 0 with two filters", payload.with(6, u(0))),
+        ("expansion over 16 bits", payload.with(6, u(65536))),
+        ("sub-filter bucket count", payload.with(7, u(5))),
+        ("short slots", payload.with(8, Field::Buffer(vec![1; 7]))),
+        ("long slots", payload.with(10, Field::Buffer(vec![1; 17]))),
+        ("slots given as a number", payload.with(8, u(8))),
+        (
+            "buffer where a number belongs",
+            payload.with(2, Field::Buffer(b"20".to_vec())),
+        ),
+    ];
+    let mut truncated = payload.clone();
+    truncated.fields.pop();
+    cases.push(("missing last field", truncated));
+    let mut extra = payload.clone();
+    extra.fields.push(u(1));
+    cases.push(("extra field", extra));
+    let mut newer = payload.clone();
+    newer.module_id += 1;
+    cases.push(("encoding version 5", newer));
+
+    for (what, bad) in &cases {
+        assert_eq!(
+            call!(c, "RESTORE", "bad", "0", bad.encode()),
+            err("ERR Bad data format"),
+            "{what}"
+        );
+        assert_eq!(call!(c, "PING"), Simple("PONG".into()), "{what}");
+        assert_eq!(call!(c, "EXISTS", "bad"), Int(0), "{what}");
+        assert_eq!(call!(c, "DBSIZE"), Int(1), "{what}");
+    }
+    let mut corrupt = payload.encode();
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 1;
+    assert_eq!(
+        call!(c, "RESTORE", "bad", "0", corrupt),
+        err("ERR DUMP payload version or checksum are wrong")
+    );
+    assert_eq!(snapshot(&mut c, "cf", "item"), before);
+    assert!(server.alive());
+    server.kill();
+}
