@@ -2,7 +2,7 @@
 CARGO ?= cargo
 PORT ?= 6379
 
-.PHONY: all deps build run test lint fuzz clean
+.PHONY: all deps build run test lint fuzz chaos clean
 
 all: build
 
@@ -24,6 +24,10 @@ test: build
 # Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the RedisBloom fixtures.
 fuzz:
 	scripts/fuzz.sh
+
+# The long chaos run (CHAOS_OPS operations, default 1,000,000).
+chaos:
+	scripts/chaos.sh
 
 lint:
 	$(CARGO) fmt --check

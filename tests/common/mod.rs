@@ -80,11 +80,13 @@ impl Reply {
 pub struct Client {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
+    port: u16,
 }
 
 impl Client {
     pub fn connect(port: u16) -> Client {
-        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let stream = TcpStream::connect(("127.0.0.1", port))
+            .unwrap_or_else(|e| panic!("connect to port {port}: {e}"));
         stream
             .set_read_timeout(Some(Duration::from_secs(120)))
             .unwrap();
@@ -114,6 +116,11 @@ impl Client {
     pub fn read(&mut self) -> Reply {
         let mut line = String::new();
         self.reader.read_line(&mut line).expect("read");
+        assert!(
+            !line.is_empty(),
+            "the server on port {} closed the connection",
+            self.port
+        );
         let line = line.trim_end_matches("\r\n");
         let (kind, rest) = line.split_at(1);
         let count = || rest.parse::<i64>().unwrap();
@@ -313,9 +320,15 @@ impl Server {
             }
             if let Ok(stream) = TcpStream::connect(("127.0.0.1", self.port)) {
                 drop(stream);
+                // Another test's server may have taken the port first: make sure this one is ours.
                 let mut client = Client::connect(self.port);
                 if client.call(&["PING"]) == Simple("PONG".into()) {
-                    return true;
+                    let dir = client.call(&["CONFIG", "GET", "dir"]);
+                    let ours = self
+                        .dir
+                        .canonicalize()
+                        .map(|d| bulk(d.to_string_lossy().as_bytes()));
+                    return matches!((dir, ours), (Array(v), Ok(d)) if v.get(1) == Some(&d));
                 }
             }
             std::thread::sleep(Duration::from_millis(20));

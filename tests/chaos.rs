@@ -1,0 +1,457 @@
+//! Client-side chaos: random, boundary and hostile BF./CF. commands, mutated LOADCHUNK
+//! sequences and mutated RESTORE payloads (with valid checksums, with and without
+//! `sanitize-dump-payload`), against a real server. After every batch the server answers PING,
+//! the tracked keys answer exactly as before, and SAVE + DEBUG RELOAD succeed.
+//!
+//! `CHAOS_OPS` sets the number of operations (default 50,000); `scripts/chaos.sh` runs long
+//! versions and prints the counts.
+mod common;
+
+use common::*;
+
+/// A fixed-seed xorshift generator: every run sends the same operations.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    fn bytes(&mut self, max: usize) -> Vec<u8> {
+        let len = self.below(max + 1);
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+const COMMANDS: &[&str] = &[
+    "BF.RESERVE",
+    "BF.ADD",
+    "BF.MADD",
+    "BF.INSERT",
+    "BF.EXISTS",
+    "BF.MEXISTS",
+    "BF.INFO",
+    "BF.CARD",
+    "BF.DEBUG",
+    "BF.SCANDUMP",
+    "BF.LOADCHUNK",
+    "CF.RESERVE",
+    "CF.ADD",
+    "CF.ADDNX",
+    "CF.INSERT",
+    "CF.INSERTNX",
+    "CF.EXISTS",
+    "CF.MEXISTS",
+    "CF.COUNT",
+    "CF.DEL",
+    "CF.COMPACT",
+    "CF.INFO",
+    "CF.DEBUG",
+    "CF.SCANDUMP",
+    "CF.LOADCHUNK",
+];
+
+const WORDS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "4",
+    "7",
+    "8",
+    "100",
+    "1000",
+    "65535",
+    "65536",
+    "32768",
+    "32769",
+    "255",
+    "256",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "18446744073709551616",
+    "100000000000000",
+    "1e308",
+    "1e-300",
+    "5e-324",
+    "0.5",
+    "0.01",
+    "0.999999",
+    "nan",
+    "inf",
+    "-inf",
+    "+inf",
+    "1.5",
+    "",
+    " ",
+    "0x10",
+    "CAPACITY",
+    "ERROR",
+    "EXPANSION",
+    "NONSCALING",
+    "NOCREATE",
+    "ITEMS",
+    "BUCKETSIZE",
+    "MAXITERATIONS",
+    "capacity",
+    "items",
+    "size",
+    "filters",
+    "expansion",
+    "i",
+    "e",
+    "n",
+    "c",
+    "nc",
+];
+
+const KEYS: usize = 40;
+
+fn random_command(rng: &mut Rng) -> Vec<Vec<u8>> {
+    let mut args = vec![rng.pick(COMMANDS).as_bytes().to_vec()];
+    let key = match rng.below(20) {
+        0 => "c:string".to_string(),
+        1 => "c:list".to_string(),
+        2 => "t:bf:0".to_string(), // read-only commands on tracked keys are harmless; writes are filtered below
+        3 => format!("c:b{}", rng.below(KEYS / 2)),
+        4 => format!("c:c{}", rng.below(KEYS / 2)),
+        _ => format!("c:{}", rng.below(KEYS)),
+    };
+    args.push(key.into_bytes());
+    for _ in 0..rng.below(9) {
+        let arg = match rng.below(10) {
+            0 => rng.bytes(12),
+            1 => (rng.next() as i64).to_string().into_bytes(),
+            2 => rng.below(300).to_string().into_bytes(),
+            _ => rng.pick(WORDS).as_bytes().to_vec(),
+        };
+        args.push(arg);
+    }
+    args
+}
+
+/// A command with the right shape and plausible values, so the success paths get exercised.
+fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
+    let n = rng.below(KEYS / 2);
+    let item = format!("item{}", rng.below(2000));
+    let small = (1 + rng.below(500)).to_string();
+    let (bf, cf) = (format!("c:b{n}"), format!("c:c{n}"));
+    let words: Vec<String> = match rng.below(14) {
+        0 => vec![
+            "BF.RESERVE".into(),
+            bf,
+            rng.pick(&["0.01", "0.1", "0.001", "0.5"]).to_string(),
+            small,
+            "EXPANSION".into(),
+            (1 + rng.below(4)).to_string(),
+        ],
+        1 => vec![
+            "BF.RESERVE".into(),
+            bf,
+            "0.01".into(),
+            small,
+            "NONSCALING".into(),
+        ],
+        2 => vec!["BF.ADD".into(), bf, item],
+        3 => vec![
+            "BF.MADD".into(),
+            bf,
+            item,
+            format!("x{}", rng.below(100)),
+            format!("y{}", rng.below(100)),
+        ],
+        4 => vec![
+            "BF.INSERT".into(),
+            bf,
+            "CAPACITY".into(),
+            small,
+            "ERROR".into(),
+            "0.05".into(),
+            "ITEMS".into(),
+            item,
+        ],
+        5 => vec!["BF.EXISTS".into(), bf, item],
+        6 => vec![
+            "CF.RESERVE".into(),
+            cf,
+            (4 + rng.below(300)).to_string(),
+            "BUCKETSIZE".into(),
+            (1 + rng.below(4)).to_string(),
+            "EXPANSION".into(),
+            rng.below(3).to_string(),
+        ],
+        7 => vec!["CF.ADD".into(), cf, item],
+        8 => vec!["CF.ADDNX".into(), cf, item],
+        9 => vec![
+            "CF.INSERT".into(),
+            cf,
+            "CAPACITY".into(),
+            (4 + rng.below(100)).to_string(),
+            "ITEMS".into(),
+            item,
+            format!("z{}", rng.below(50)),
+        ],
+        10 => vec!["CF.DEL".into(), cf, item],
+        11 => vec!["CF.COMPACT".into(), cf],
+        12 => vec!["CF.COUNT".into(), cf, item],
+        _ => vec![
+            if rng.below(2) == 0 {
+                "BF.SCANDUMP"
+            } else {
+                "CF.SCANDUMP"
+            }
+            .into(),
+            bf,
+            rng.below(3).to_string(),
+        ],
+    };
+    words.into_iter().map(String::into_bytes).collect()
+}
+
+fn is_write(command: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(command).to_uppercase();
+    !matches!(
+        name.as_str(),
+        "BF.EXISTS"
+            | "BF.MEXISTS"
+            | "BF.INFO"
+            | "BF.CARD"
+            | "BF.DEBUG"
+            | "BF.SCANDUMP"
+            | "CF.EXISTS"
+            | "CF.MEXISTS"
+            | "CF.COUNT"
+            | "CF.INFO"
+            | "CF.DEBUG"
+            | "CF.SCANDUMP"
+    )
+}
+
+/// Real SCANDUMP chunks and DUMP payloads to mutate.
+struct Sources {
+    scandumps: Vec<(&'static str, Vec<(i64, Vec<u8>)>)>,
+    dumps: Vec<Vec<u8>>,
+}
+
+fn sources(c: &mut Client) -> Sources {
+    let setup: &[&[&str]] = &[
+        &["BF.RESERVE", "src:bf", "0.01", "50", "EXPANSION", "3"],
+        &["BF.RESERVE", "src:bfns", "0.1", "100", "NONSCALING"],
+        &[
+            "CF.RESERVE",
+            "src:cf",
+            "64",
+            "BUCKETSIZE",
+            "4",
+            "EXPANSION",
+            "2",
+        ],
+        &["CF.RESERVE", "src:cf1", "32", "BUCKETSIZE", "1"],
+    ];
+    for command in setup {
+        c.call(command);
+    }
+    for i in 0..300 {
+        for (command, key) in [
+            ("BF.ADD", "src:bf"),
+            ("BF.ADD", "src:bfns"),
+            ("CF.ADD", "src:cf"),
+            ("CF.ADD", "src:cf1"),
+        ] {
+            c.call(&[command.to_string(), key.to_string(), format!("s{i}")]);
+        }
+    }
+    let scandumps = vec![
+        ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bf")),
+        ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfns")),
+        ("CF.LOADCHUNK", scandump(c, "CF.SCANDUMP", "src:cf")),
+        ("CF.LOADCHUNK", scandump(c, "CF.SCANDUMP", "src:cf1")),
+    ];
+    let dumps = ["src:bf", "src:bfns", "src:cf", "src:cf1"]
+        .iter()
+        .map(|k| call!(c, "DUMP", *k).bytes())
+        .collect();
+    for key in ["src:bf", "src:bfns", "src:cf", "src:cf1"] {
+        call!(c, "DEL", key);
+    }
+    Sources { scandumps, dumps }
+}
+
+fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) {
+    for _ in 0..1 + rng.below(4) {
+        if bytes.is_empty() {
+            bytes.push(rng.next() as u8);
+        }
+        match rng.below(6) {
+            0 => bytes.truncate(rng.below(bytes.len() + 1)),
+            1 => bytes.extend(rng.bytes(16)),
+            2 => {
+                // Overwrite a little-endian word with a boundary value.
+                let at = rng.below(bytes.len());
+                let value =
+                    *rng.pick(&[0u64, 1, u64::MAX, 1 << 63, 1 << 32, 65535, 65536, 1 << 56]);
+                for (i, b) in value.to_le_bytes().iter().enumerate() {
+                    if let Some(slot) = bytes.get_mut(at + i) {
+                        *slot = *b;
+                    }
+                }
+            }
+            _ => {
+                let at = rng.below(bytes.len());
+                bytes[at] = rng.next() as u8;
+            }
+        }
+    }
+}
+
+fn loadchunk_sequence(rng: &mut Rng, sources: &Sources) -> Vec<Vec<Vec<u8>>> {
+    let (command, chunks) = rng.pick(&sources.scandumps);
+    let key = format!("c:{}", rng.below(KEYS));
+    let mut sequence = Vec::new();
+    for (i, (iter, bytes)) in chunks.iter().enumerate() {
+        let mut bytes = bytes.clone();
+        let mut iter = *iter;
+        if i == 0 && rng.below(2) == 0 || i > 0 && rng.below(4) == 0 {
+            mutate(rng, &mut bytes);
+        }
+        if rng.below(6) == 0 {
+            iter = *rng.pick(&[0i64, 1, -1, iter + 1, iter - 1, i64::MAX, i64::MIN, 1 << 40]);
+        }
+        sequence.push(vec![
+            command.as_bytes().to_vec(),
+            key.clone().into_bytes(),
+            iter.to_string().into_bytes(),
+            bytes,
+        ]);
+    }
+    sequence
+}
+
+fn restore_command(rng: &mut Rng, sources: &Sources) -> Vec<Vec<u8>> {
+    let mut payload = rng.pick(&sources.dumps).clone();
+    let trailer = payload.split_off(payload.len() - 10);
+    mutate(rng, &mut payload);
+    payload.extend_from_slice(&trailer);
+    let payload = with_valid_crc(&payload);
+    let key = format!("c:{}", rng.below(KEYS));
+    vec![
+        b"RESTORE".to_vec(),
+        key.into_bytes(),
+        b"0".to_vec(),
+        payload,
+        b"REPLACE".to_vec(),
+    ]
+}
+
+/// Keys the chaos never writes: their answers must not change.
+fn tracked_setup(c: &mut Client) -> Vec<(String, Vec<String>)> {
+    let mut tracked = Vec::new();
+    for i in 0..3 {
+        let bf = format!("t:bf:{i}");
+        let cf = format!("t:cf:{i}");
+        assert_eq!(call!(c, "BF.RESERVE", bf.as_str(), "0.01", "100"), ok());
+        assert_eq!(call!(c, "CF.RESERVE", cf.as_str(), "200"), ok());
+        let items: Vec<String> = (0..300).map(|j| format!("item{j}")).collect();
+        for item in &items {
+            call!(c, "BF.ADD", bf.as_str(), item.as_str());
+            call!(c, "CF.ADD", cf.as_str(), item.as_str());
+        }
+        tracked.push((bf, items.clone()));
+        tracked.push((cf, items));
+    }
+    tracked
+}
+
+fn tracked_state(c: &mut Client, tracked: &[(String, Vec<String>)]) -> Vec<Reply> {
+    let mut state = Vec::new();
+    for (key, items) in tracked {
+        let family = &key[2..4].to_uppercase();
+        let mut args = vec![format!("{family}.MEXISTS"), key.clone()];
+        args.extend(items.iter().cloned());
+        state.push(c.call(&args));
+        state.push(c.call(&[format!("{family}.INFO"), key.clone()]));
+        state.push(call!(c, "DEBUG", "DIGEST-VALUE", key.as_str()));
+    }
+    state
+}
+
+#[test]
+fn chaos() {
+    let total: usize = std::env::var("CHAOS_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000);
+    let mut server = Server::build(&["MAX_FILTER_BYTES", "16777216"], &[]);
+    let mut c = server.client();
+    assert_eq!(call!(c, "SET", "c:string", "v"), ok());
+    assert_eq!(call!(c, "RPUSH", "c:list", "v"), Int(1));
+    let tracked = tracked_setup(&mut c);
+    let expected = tracked_state(&mut c, &tracked);
+    assert!(
+        expected.iter().all(|r| !matches!(r, Error(_))),
+        "{expected:?}"
+    );
+    let sources = sources(&mut c);
+    let mut rng = Rng(0x5eed_b10c_0f11_7e55);
+    let (mut sent, mut errors, mut batches) = (0usize, 0usize, 0usize);
+    while sent < total {
+        if batches == 4 {
+            assert_eq!(
+                call!(c, "CONFIG", "SET", "sanitize-dump-payload", "yes"),
+                ok()
+            );
+        }
+        let mut batch: Vec<Vec<Vec<u8>>> = Vec::new();
+        while batch.len() < 500 {
+            match rng.below(10) {
+                0 => batch.extend(loadchunk_sequence(&mut rng, &sources)),
+                1 => batch.push(restore_command(&mut rng, &sources)),
+                2..=5 => batch.push(plausible_command(&mut rng)),
+                _ => {
+                    let command = random_command(&mut rng);
+                    if command[1].starts_with(b"t:") && is_write(&command[0]) {
+                        continue;
+                    }
+                    batch.push(command);
+                }
+            }
+        }
+        for command in &batch {
+            c.send(command);
+        }
+        for _ in &batch {
+            if let Error(_) = c.read() {
+                errors += 1;
+            }
+        }
+        sent += batch.len();
+        batches += 1;
+        assert!(
+            server.alive(),
+            "the server died during batch {batches}\n{}",
+            server.log()
+        );
+        assert_eq!(call!(c, "PING"), Simple("PONG".into()));
+        assert_eq!(
+            tracked_state(&mut c, &tracked),
+            expected,
+            "tracked keys changed in batch {batches}"
+        );
+        if batches % 10 == 0 || sent >= total {
+            assert_eq!(call!(c, "SAVE"), ok());
+            assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+            assert_eq!(tracked_state(&mut c, &tracked), expected);
+        }
+    }
+    println!("chaos: {sent} commands sent, {errors} errors returned, 0 crashes, {batches} batches");
+}
