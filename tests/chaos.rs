@@ -238,8 +238,11 @@ fn is_write(command: &[u8]) -> bool {
 }
 
 /// Real SCANDUMP chunks and DUMP payloads to mutate.
+/// The chunks SCANDUMP returned, with the LOADCHUNK command that takes them back.
+type Chunks = (&'static str, Vec<(i64, Vec<u8>)>);
+
 struct Sources {
-    scandumps: Vec<(&'static str, Vec<(i64, Vec<u8>)>)>,
+    scandumps: Vec<Chunks>,
     dumps: Vec<Vec<u8>>,
 }
 

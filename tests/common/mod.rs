@@ -93,6 +93,7 @@ impl Client {
         Client {
             reader: BufReader::new(stream.try_clone().unwrap()),
             writer: stream,
+            port,
         }
     }
 
@@ -231,6 +232,28 @@ pub fn module_path() -> PathBuf {
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
+/// The data directory of the server answering on `port`, if one answers PING there.
+fn probe_dir(port: u16) -> Option<String> {
+    let stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let mut writer = stream.try_clone().ok()?;
+    let mut reader = BufReader::new(stream);
+    writer.write_all(b"PING\r\nCONFIG GET dir\r\n").ok()?;
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    if line != "+PONG\r\n" {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for _ in 0..5 {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        lines.push(line.trim_end().to_string());
+    }
+    // *2, $3, dir, $<len>, <path>
+    lines.get(4).cloned()
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -318,18 +341,12 @@ impl Server {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return false;
             }
-            if let Ok(stream) = TcpStream::connect(("127.0.0.1", self.port)) {
-                drop(stream);
-                // Another test's server may have taken the port first: make sure this one is ours.
-                let mut client = Client::connect(self.port);
-                if client.call(&["PING"]) == Simple("PONG".into()) {
-                    let dir = client.call(&["CONFIG", "GET", "dir"]);
-                    let ours = self
-                        .dir
-                        .canonicalize()
-                        .map(|d| bulk(d.to_string_lossy().as_bytes()));
-                    return matches!((dir, ours), (Array(v), Ok(d)) if v.get(1) == Some(&d));
-                }
+            // Another server may hold the port (a free-port race): make sure it is this one.
+            if let Some(dir) = probe_dir(self.port) {
+                return self
+                    .dir
+                    .canonicalize()
+                    .is_ok_and(|ours| ours.to_string_lossy() == dir);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -383,14 +400,11 @@ pub fn failed_start_log(module_args: &[&str]) -> String {
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("redis.log");
     let status = Command::new("redis-server")
-        .args([
-            "--port",
-            &free_port().to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
+        // No TCP listener (a unix socket instead), so it cannot take a port another test is
+        // about to use.
+        .args(["--port", "0", "--save", ""])
+        .arg("--unixsocket")
+        .arg(dir.join("redis.sock"))
         .arg("--logfile")
         .arg(&log)
         .arg("--loadmodule")
