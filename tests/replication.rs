@@ -1,0 +1,254 @@
+//! A primary and a replica, both with the module: a mixed random workload over many Bloom and
+//! Cuckoo keys leaves byte-identical values on both, also after the replica restarts from its
+//! own RDB and after a full resync. The replica panics on any propagation error, so a command
+//! that failed there would fail the test.
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+const KEYS: u64 = 30;
+
+/// One random write (or a few, for a SCANDUMP → LOADCHUNK copy).
+fn operation(rng: &mut Rng, c: &mut Client) {
+    let n = rng.below(KEYS);
+    let (bf, cf) = (format!("bf:{n}"), format!("cf:{n}"));
+    let item = format!("item:{}", rng.below(5000));
+    match rng.below(16) {
+        0 => {
+            let capacity = 10 + rng.below(200);
+            let expansion = 1 + rng.below(3);
+            if rng.below(4) == 0 {
+                c.call(&[
+                    "BF.RESERVE".into(),
+                    bf,
+                    "0.01".into(),
+                    capacity.to_string(),
+                    "NONSCALING".into(),
+                ]);
+            } else {
+                c.call(&[
+                    "BF.RESERVE".into(),
+                    bf,
+                    "0.05".into(),
+                    capacity.to_string(),
+                    "EXPANSION".into(),
+                    expansion.to_string(),
+                ]);
+            }
+        }
+        1..=3 => {
+            c.call(&["BF.ADD".to_string(), bf, item]);
+        }
+        4 => {
+            let items: Vec<String> = (0..20)
+                .map(|_| format!("item:{}", rng.below(5000)))
+                .collect();
+            let mut args = vec!["BF.MADD".to_string(), bf];
+            args.extend(items);
+            c.call(&args);
+        }
+        5 => {
+            c.call(&[
+                "BF.INSERT".to_string(),
+                bf,
+                "CAPACITY".into(),
+                "30".into(),
+                "ITEMS".into(),
+                item,
+                "x".into(),
+            ]);
+        }
+        6 => {
+            let expansion = rng.below(3).to_string();
+            c.call(&[
+                "CF.RESERVE".to_string(),
+                cf,
+                "64".into(),
+                "BUCKETSIZE".into(),
+                (1 + rng.below(4)).to_string(),
+                "EXPANSION".into(),
+                expansion,
+            ]);
+        }
+        7 | 8 => {
+            c.call(&["CF.ADD".to_string(), cf, item]);
+        }
+        9 => {
+            c.call(&["CF.ADDNX".to_string(), cf, item]);
+        }
+        10 => {
+            let items: Vec<String> = (0..10)
+                .map(|_| format!("item:{}", rng.below(5000)))
+                .collect();
+            let mut args = vec![
+                if rng.below(2) == 0 {
+                    "CF.INSERT"
+                } else {
+                    "CF.INSERTNX"
+                }
+                .to_string(),
+                cf,
+                "CAPACITY".into(),
+                "16".into(),
+                "ITEMS".into(),
+            ];
+            args.extend(items);
+            c.call(&args);
+        }
+        11 | 12 => {
+            c.call(&["CF.DEL".to_string(), cf, item]);
+        }
+        13 => {
+            c.call(&["CF.COMPACT".to_string(), cf]);
+        }
+        _ => {
+            // Copy a filter through SCANDUMP / LOADCHUNK into a fresh key.
+            let (family, source) = if rng.below(2) == 0 {
+                ("BF", bf)
+            } else {
+                ("CF", cf)
+            };
+            let target = format!("{}:copy:{}", family.to_lowercase(), rng.below(1_000_000));
+            if !matches!(
+                c.call(&[format!("{family}.SCANDUMP"), source.clone(), "0".into()]),
+                Array(_)
+            ) {
+                return;
+            }
+            for (iter, bytes) in scandump(c, &format!("{family}.SCANDUMP"), &source) {
+                c.call(&[
+                    format!("{family}.LOADCHUNK").into_bytes(),
+                    target.clone().into_bytes(),
+                    iter.to_string().into_bytes(),
+                    bytes,
+                ]);
+            }
+        }
+    }
+}
+
+/// DEBUG DIGEST-VALUE and SCANDUMP bytes of every key.
+fn state(c: &mut Client) -> Vec<(String, Reply, Vec<(i64, Vec<u8>)>)> {
+    let mut keys: Vec<String> = call!(c, "KEYS", "*")
+        .array()
+        .iter()
+        .map(Reply::text)
+        .collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|key| {
+            let digest = call!(c, "DEBUG", "DIGEST-VALUE", key.as_str());
+            let family = if call!(c, "TYPE", key.as_str()).text() == "MBbloomCF" {
+                "CF"
+            } else {
+                "BF"
+            };
+            let chunks = scandump(c, &format!("{family}.SCANDUMP"), &key);
+            (key, digest, chunks)
+        })
+        .collect()
+}
+
+fn wait_in_sync(primary: &mut Client, replica: &mut Client) {
+    assert_eq!(call!(primary, "WAIT", "1", "10000"), Int(1));
+    let offset = |c: &mut Client, field: &str| -> Option<i64> {
+        let info = call!(c, "INFO", "replication").text();
+        info.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let target = offset(primary, "master_repl_offset:");
+        if target.is_some() && offset(replica, "slave_repl_offset:") == target {
+            return;
+        }
+        assert!(Instant::now() < deadline, "replica did not catch up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn replica_of(primary: &Server) -> Server {
+    let port = primary.port.to_string();
+    Server::build(
+        &[],
+        &[
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+            "--propagation-error-behavior",
+            "panic",
+        ],
+    )
+}
+
+fn wait_linked(replica: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !call!(replica, "INFO", "replication")
+        .text()
+        .contains("master_link_status:up")
+    {
+        assert!(Instant::now() < deadline, "replica did not connect");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn replicas_hold_identical_values() {
+    // The primary's auto-create defaults differ from the replica's (deviation D10).
+    let primary = Server::build(&["ERROR_RATE", "0.001", "INITIAL_SIZE", "50"], &[]);
+    let mut replica = replica_of(&primary);
+    let mut p = primary.client();
+    let mut r = replica.client();
+    wait_linked(&mut r);
+
+    let mut rng = Rng(0x0dd_ba11_5eed);
+    for _ in 0..6000 {
+        operation(&mut rng, &mut p);
+    }
+    wait_in_sync(&mut p, &mut r);
+    let expected = state(&mut p);
+    assert!(
+        expected.len() > 2 * KEYS as usize,
+        "only {} keys",
+        expected.len()
+    );
+    assert_eq!(state(&mut r), expected);
+
+    // The replica restarts from its own RDB (partial or full resync follows).
+    assert_eq!(call!(r, "SAVE"), ok());
+    replica.restart();
+    let mut r = replica.client();
+    wait_linked(&mut r);
+    for _ in 0..1000 {
+        operation(&mut rng, &mut p);
+    }
+    wait_in_sync(&mut p, &mut r);
+    let expected = state(&mut p);
+    assert_eq!(state(&mut r), expected);
+
+    // A full resync: the replica starts with nothing and loads the primary's RDB.
+    replica.kill();
+    let _ = std::fs::remove_file(replica.dir.join("dump.rdb"));
+    replica.restart();
+    let mut r = replica.client();
+    wait_linked(&mut r);
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(state(&mut r), expected);
+    assert!(replica.alive());
+    assert!(replica
+        .log()
+        .contains("MASTER <-> REPLICA sync: Finished with success"));
+}
