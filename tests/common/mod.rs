@@ -114,6 +114,14 @@ impl Client {
         self.read()
     }
 
+    /// The next reply, or None if the connection failed (the server died).
+    pub fn try_read(&mut self) -> Option<Reply> {
+        match self.reader.fill_buf() {
+            Ok(buffered) if !buffered.is_empty() => Some(self.read()),
+            _ => None,
+        }
+    }
+
     pub fn read(&mut self) -> Reply {
         let mut line = String::new();
         self.reader.read_line(&mut line).expect("read");
