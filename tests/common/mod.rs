@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A reply as it came over the wire.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub enum Reply {
     Simple(String),
     Error(String),
@@ -28,6 +28,39 @@ pub enum Reply {
 }
 
 pub use Reply::*;
+
+/// Bulk strings print as text (binary bytes escaped, long ones cut) so failures stay readable.
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bulk(bytes) => {
+                let text: String = bytes
+                    .iter()
+                    .take(48)
+                    .flat_map(|b| std::ascii::escape_default(*b))
+                    .map(char::from)
+                    .collect();
+                let more = if bytes.len() > 48 {
+                    format!("...({} bytes)", bytes.len())
+                } else {
+                    String::new()
+                };
+                write!(f, "Bulk(\"{text}\"{more})")
+            }
+            Simple(s) => write!(f, "Simple({s:?})"),
+            Error(s) => write!(f, "Error({s:?})"),
+            Int(v) => write!(f, "Int({v})"),
+            Nil => write!(f, "Nil"),
+            NilArray => write!(f, "NilArray"),
+            Array(v) => f.debug_tuple("Array").field(v).finish(),
+            Bool(v) => write!(f, "Bool({v})"),
+            Double(s) => write!(f, "Double({s})"),
+            Map(v) => f.debug_tuple("Map").field(v).finish(),
+            Set(v) => f.debug_tuple("Set").field(v).finish(),
+            Push(v) => f.debug_tuple("Push").field(v).finish(),
+        }
+    }
+}
 
 pub fn ok() -> Reply {
     Simple("OK".into())
@@ -262,12 +295,15 @@ fn probe_dir(port: u16) -> Option<String> {
     lines.get(4).cloned()
 }
 
+/// A free loopback port whose cluster bus port (port + 10000) is free too.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        if port < 55000 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// A redis-server with the module, in its own data directory, killed on drop.
