@@ -139,8 +139,11 @@ fn operation(rng: &mut Rng, c: &mut Client) {
     }
 }
 
+/// A key, its DEBUG DIGEST-VALUE and its SCANDUMP chunks.
+type KeyState = (String, Reply, Vec<(i64, Vec<u8>)>);
+
 /// DEBUG DIGEST-VALUE and SCANDUMP bytes of every key.
-fn state(c: &mut Client) -> Vec<(String, Reply, Vec<(i64, Vec<u8>)>)> {
+fn state(c: &mut Client) -> Vec<KeyState> {
     let mut keys: Vec<String> = call!(c, "KEYS", "*")
         .array()
         .iter()
