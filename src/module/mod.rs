@@ -6,6 +6,7 @@ mod cf;
 mod cf_chunks;
 mod cf_type;
 mod config;
+mod docs;
 mod errors;
 mod ffi;
 mod types;
@@ -136,6 +137,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         };
         if status != raw::REDISMODULE_OK as c_int {
             ffi::log(c"warning", &format!("cannot register {name:?}"));
+            return Status::Err;
+        }
+        if let Err(reason) = docs::describe(ctx.ctx, name) {
+            ffi::log(c"warning", &reason);
             return Status::Err;
         }
     }
