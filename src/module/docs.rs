@@ -218,7 +218,7 @@ pub fn describe(ctx: RawCtx, name: &CStr) -> Result<(), String> {
     };
     let mut nested = Vec::new();
     let mut args = raw_args(doc.args, &mut nested);
-    let mut info = raw::RedisModuleCommandInfo {
+    let info = raw::RedisModuleCommandInfo {
         version: &version,
         summary: doc.summary.as_ptr(),
         complexity: doc.complexity.as_ptr(),
@@ -236,7 +236,7 @@ pub fn describe(ctx: RawCtx, name: &CStr) -> Result<(), String> {
         if command.is_null() {
             return Err(format!("{name:?} is not registered"));
         }
-        set_info(command, &mut info)
+        set_info(command, &info)
     };
     if status == raw::REDISMODULE_OK as c_int {
         Ok(())
