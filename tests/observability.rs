@@ -132,3 +132,121 @@ fn command_docs_for_every_command() {
         Array(vec![bulk("k")])
     );
 }
+
+fn config_get(c: &mut Client, name: &str) -> Reply {
+    call!(c, "CONFIG", "GET", name)
+}
+
+#[test]
+fn settings_are_module_configurations() {
+    let s = Server::build(
+        &["ERROR_RATE", "0.001", "CF_MAX_EXPANSIONS", "4"],
+        &["--bf.bf-initial-size", "500"],
+    );
+    let mut c = s.client();
+    let expected = [
+        ("bf.bf-error-rate", "0.001"),
+        ("bf.bf-initial-size", "500"),
+        ("bf.bf-expansion-factor", "2"),
+        ("bf.cf-bucket-size", "2"),
+        ("bf.cf-initial-size", "1024"),
+        ("bf.cf-max-iterations", "20"),
+        ("bf.cf-expansion-factor", "1"),
+        ("bf.cf-max-expansions", "4"),
+        ("bf.max-filter-bytes", "4294967296"),
+    ];
+    for (name, value) in expected {
+        assert_eq!(
+            config_get(&mut c, name),
+            Array(vec![bulk(name), bulk(value)]),
+            "{name}"
+        );
+    }
+    assert_eq!(call!(c, "BF.ADD", "k", "x"), Int(1));
+    assert_eq!(
+        call!(c, "BF.DEBUG", "k").array()[1],
+        bulk("bytes:992 bits:7936 hashes:11 hashwidth:64 capacity:500 size:1 ratio:0.0005")
+    );
+
+    assert_eq!(call!(c, "CONFIG", "SET", "bf.bf-error-rate", "0.1"), ok());
+    assert_eq!(call!(c, "CONFIG", "SET", "bf.bf-initial-size", "10"), ok());
+    assert_eq!(call!(c, "BF.ADD", "k2", "x"), Int(1));
+    assert_eq!(
+        call!(c, "BF.DEBUG", "k2").array()[1],
+        bulk("bytes:8 bits:64 hashes:5 hashwidth:64 capacity:10 size:1 ratio:0.05")
+    );
+    assert_eq!(
+        config_get(&mut c, "bf.bf-error-rate"),
+        Array(vec![bulk("bf.bf-error-rate"), bulk("0.1")])
+    );
+
+    let refused = |name: &str, reason: &str| {
+        err(&format!(
+            "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+        ))
+    };
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.bf-error-rate", "1"),
+        refused("bf.bf-error-rate", "error rate must be in the range (0, 1)")
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.bf-error-rate", "abc"),
+        refused("bf.bf-error-rate", "error rate must be a number")
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.cf-bucket-size", "256"),
+        refused(
+            "bf.cf-bucket-size",
+            "argument must be between 1 and 255 inclusive"
+        )
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.cf-max-iterations", "0"),
+        refused(
+            "bf.cf-max-iterations",
+            "argument must be between 1 and 65535 inclusive"
+        )
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.cf-initial-size", "3"),
+        refused(
+            "bf.cf-initial-size",
+            "cf-initial-size must be at least twice cf-bucket-size"
+        )
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "100"),
+        refused(
+            "bf.max-filter-bytes",
+            "argument must be between 1024 and 9223372036854775807 inclusive"
+        )
+    );
+
+    // The memory limit takes units and applies at once.
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "1mb"),
+        ok()
+    );
+    assert_eq!(
+        config_get(&mut c, "bf.max-filter-bytes"),
+        Array(vec![bulk("bf.max-filter-bytes"), bulk("1048576")])
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "big", "0.01", "1000000"),
+        err("ERR Insufficient memory to create filter")
+    );
+    assert_eq!(call!(c, "BF.RESERVE", "small", "0.01", "100000"), ok());
+
+    // CF_MAX_EXPANSIONS from the load arguments, then changed at run time.
+    assert_eq!(call!(c, "CF.RESERVE", "cf", "4", "EXPANSION", "1"), ok());
+    let mut added = 0;
+    while call!(c, "CF.ADD", "cf", format!("i{added}")) == Int(1) {
+        added += 1;
+    }
+    assert_eq!(
+        call!(c, "CF.ADD", "cf", "more"),
+        err("Maximum expansions reached")
+    );
+    assert_eq!(call!(c, "CONFIG", "SET", "bf.cf-max-expansions", "5"), ok());
+    assert_eq!(call!(c, "CF.ADD", "cf", "more"), Int(1));
+}

@@ -6,6 +6,7 @@ mod cf;
 mod cf_chunks;
 mod cf_type;
 mod config;
+mod config_api;
 mod docs;
 mod errors;
 mod ffi;
@@ -103,17 +104,21 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             "Found empty string. Assuming ramp-packer validation",
         );
     }
-    let parsed = config::Settings::parse(
+    let parsed = config::LoadArguments::parse(
         &bytes,
         |i| args.get(i).and_then(|a| a.parse_integer().ok()),
         |i| args.get(i).and_then(|a| a.parse_float().ok()),
     );
     match parsed {
-        Ok(settings) => settings.apply(),
+        Ok(arguments) => arguments.apply(),
         Err(reason) => {
             ffi::log(c"warning", reason);
             return Status::Err;
         }
+    }
+    if let Err(reason) = config_api::register(ctx.ctx) {
+        ffi::log(c"warning", &reason);
+        return Status::Err;
     }
     // SAFETY: called once during module load with the load context.
     unsafe {
