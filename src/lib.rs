@@ -1,11 +1,13 @@
 //! bloomrs: Bloom and Cuckoo filters as native Redis data types, compatible with RedisBloom.
 //!
-//! The core (`hash`, `bloom`, `cuckoo`, `rdb`) has no Redis in it; the `module` layer (behind
-//! the default `module` feature) adapts it to the Redis module API.
+//! The core (`hash`, `bloom`, `cuckoo`, `rdb`) and the command syntax (`syntax`) have no Redis
+//! in them; the `module` layer (behind the default `module` feature) adapts them to the Redis
+//! module API.
 pub mod bloom;
 pub mod cuckoo;
 pub mod hash;
 pub mod rdb;
+pub mod syntax;
 
 #[cfg(feature = "module")]
 mod module;

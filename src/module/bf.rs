@@ -1,5 +1,5 @@
-//! The `BF.*` commands: argument parsing in RedisBloom's exact order, then one call into the
-//! Bloom core, then the reply.
+//! The `BF.*` commands: the arguments parsed by `syntax::bf`, then one call into the Bloom
+//! core, then the reply.
 
 use std::ffi::CStr;
 
@@ -8,28 +8,43 @@ use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use super::types::BLOOM_TYPE;
 use crate::bloom::{format_g, AddError, Chain, ChunkError, CreateError, HeaderError};
+use crate::syntax::bf::{
+    parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
+    parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
+};
 
-/// Expansion of filters created without one.
-const DEFAULT_GROWTH: u32 = 2;
-
-/// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT.
-#[derive(Debug, Clone, Copy)]
-struct CreateOptions {
-    capacity: u64,
-    error: f64,
-    growth: u32,
-    scaling: bool,
+/// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options.
+fn default_options() -> BloomOptions {
+    BloomOptions {
+        capacity: config::bf_initial_size(),
+        error: config::bf_error_rate(),
+        growth: DEFAULT_GROWTH,
+        scaling: true,
+    }
 }
 
-impl CreateOptions {
-    fn defaults() -> Self {
-        Self {
-            capacity: config::bf_initial_size(),
-            error: config::bf_error_rate(),
-            growth: DEFAULT_GROWTH,
-            scaling: true,
-        }
-    }
+/// The reply text of each BF.* argument error.
+fn arg_error(e: ArgError) -> CommandError {
+    let text = match e {
+        ArgError::Arity => return CommandError::Arity,
+        ArgError::BadErrorRate => BAD_ERROR_RATE,
+        ArgError::ErrorRateRange => ERROR_RATE_RANGE,
+        ArgError::BadCapacity => BAD_CAPACITY,
+        ArgError::CapacityRange => CAPACITY_RANGE,
+        ArgError::NoExpansion => NO_EXPANSION,
+        ArgError::NonScalingExpansion => NONSCALING_EXPAND,
+        ArgError::BadExpansion => BAD_EXPANSION,
+        ArgError::ExpansionRange => EXPANSION_RANGE,
+        ArgError::InsertUnknownOption => INSERT_UNKNOWN_ARGUMENT,
+        ArgError::InsertBadErrorRate => INSERT_BAD_ERROR_RATE,
+        ArgError::InsertBadExpansion => INSERT_BAD_EXPANSION,
+        ArgError::InsertBadCapacity => INSERT_BAD_CAPACITY,
+        ArgError::InsertOutOfRange => INSERT_BAD_ARGUMENT,
+        ArgError::UnknownInfoField => INVALID_INFO_FIELD,
+        ArgError::ScanIteratorNotNumeric => SCANDUMP_NOT_NUMERIC,
+        ArgError::LoadIteratorNotNumeric => LOADCHUNK_NOT_NUMERIC,
+    };
+    CommandError::Reply(text)
 }
 
 fn create_error(e: CreateError) -> CommandError {
@@ -48,34 +63,7 @@ fn add_error(e: AddError) -> &'static CStr {
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
-    if !(4..=7).contains(&args.len()) {
-        return Err(CommandError::Arity);
-    }
-    let error = args.double(2).ok_or(BAD_ERROR_RATE)?;
-    if !(error > 0.0 && error < 1.0) {
-        return Err(ERROR_RATE_RANGE.into());
-    }
-    let capacity = args.int(3).ok_or(BAD_CAPACITY)?;
-    if capacity <= 0 {
-        return Err(CAPACITY_RANGE.into());
-    }
-    // Deviation D3: keywords are looked for among the optional arguments only.
-    let scaling = !(4..args.len()).any(|i| args.is(i, "NONSCALING"));
-    let mut growth = DEFAULT_GROWTH;
-    if let Some(at) = (4..args.len()).find(|i| args.is(*i, "EXPANSION")) {
-        if at + 1 == args.len() {
-            return Err(NO_EXPANSION.into());
-        }
-        if !scaling {
-            return Err(NONSCALING_EXPAND.into());
-        }
-        let expansion = args.int(at + 1).ok_or(BAD_EXPANSION)?;
-        if expansion < 1 {
-            return Err(EXPANSION_RANGE.into());
-        }
-        // RedisBloom keeps the expansion in 32 bits.
-        growth = expansion as u32;
-    }
+    let options = parse_bf_reserve(&args).map_err(arg_error)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     match key.slot::<Chain>(&BLOOM_TYPE) {
@@ -84,10 +72,10 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
     let chain = Chain::new(
-        capacity as u64,
-        error,
-        growth,
-        scaling,
+        options.capacity,
+        options.error,
+        options.growth,
+        options.scaling,
         config::max_filter_bytes(),
     )
     .map_err(create_error)?;
@@ -103,14 +91,7 @@ pub fn add(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() != 3 {
         return Err(CommandError::Arity);
     }
-    insert_items(
-        ctx,
-        args,
-        2,
-        Some(CreateOptions::defaults()),
-        false,
-        c"bf.add",
-    )
+    insert_items(ctx, args, 2, Some(default_options()), false, c"bf.add")
 }
 
 /// BF.MADD key item [item ...]
@@ -118,74 +99,13 @@ pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() < 3 {
         return Err(CommandError::Arity);
     }
-    insert_items(
-        ctx,
-        args,
-        2,
-        Some(CreateOptions::defaults()),
-        true,
-        c"bf.madd",
-    )
+    insert_items(ctx, args, 2, Some(default_options()), true, c"bf.madd")
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() < 4 {
-        return Err(CommandError::Arity);
-    }
-    let mut options = CreateOptions::defaults();
-    let (mut capacity, mut expansion) = (options.capacity as i64, i64::from(options.growth));
-    let mut create = true;
-    let mut items_at = None;
-    let mut i = 2;
-    // RedisBloom looks only at the leading letters of each option word.
-    while i < args.len() {
-        let word = args.bytes(i).to_ascii_lowercase();
-        match word.first() {
-            Some(b'i') => {
-                items_at = Some(i + 1);
-                break;
-            }
-            Some(b'e') | Some(b'c') if i + 1 >= args.len() => return Err(CommandError::Arity),
-            Some(b'e') if word.get(1) == Some(&b'r') => {
-                options.error = args.double(i + 1).ok_or(INSERT_BAD_ERROR_RATE)?;
-                i += 2;
-            }
-            Some(b'e') => {
-                expansion = args.int(i + 1).ok_or(INSERT_BAD_EXPANSION)?;
-                i += 2;
-            }
-            Some(b'c') => {
-                capacity = args.int(i + 1).ok_or(INSERT_BAD_CAPACITY)?;
-                i += 2;
-            }
-            Some(b'n') => {
-                if word.get(2) == Some(&b'c') {
-                    create = false;
-                } else {
-                    options.scaling = false;
-                }
-                i += 1;
-            }
-            _ => return Err(INSERT_UNKNOWN_ARGUMENT.into()),
-        }
-    }
-    let items_at = items_at
-        .filter(|at| *at < args.len())
-        .ok_or(CommandError::Arity)?;
-    if !(options.error > 0.0 && options.error < 1.0) || capacity < 1 || expansion < 1 {
-        return Err(INSERT_BAD_ARGUMENT.into());
-    }
-    options.capacity = capacity as u64;
-    options.growth = expansion as u32;
-    insert_items(
-        ctx,
-        args,
-        items_at,
-        create.then_some(options),
-        true,
-        c"bf.insert",
-    )
+    let spec = parse_bf_insert(&args, default_options()).map_err(arg_error)?;
+    insert_items(ctx, args, spec.items_at, spec.create, true, c"bf.insert")
 }
 
 /// Adds `args[first..]` to the key, creating it with `create` when missing.
@@ -193,7 +113,7 @@ fn insert_items(
     ctx: Ctx,
     args: Args,
     first: usize,
-    create: Option<CreateOptions>,
+    create: Option<BloomOptions>,
     multi: bool,
     event: &CStr,
 ) -> CommandResult {
@@ -244,7 +164,7 @@ fn insert_items(
 
 /// Deviation D10: a filter created implicitly is propagated as an explicit BF.RESERVE, so a
 /// replica or the AOF builds it with the primary's parameters, not its own defaults.
-fn replicate_creation(ctx: Ctx, args: Args, o: &CreateOptions) {
+fn replicate_creation(ctx: Ctx, args: Args, o: &BloomOptions) {
     let Some(key) = args.raw(1) else { return };
     let error = format!("{:?}", o.error);
     let capacity = o.capacity.to_string();
@@ -324,36 +244,45 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
     }
     with_chain(ctx, args, |chain| {
         let growth = chain.is_scaling().then_some(i64::from(chain.growth));
-        let fields: [(&str, &CStr, Option<i64>); 5] = [
-            ("capacity", c"Capacity", Some(chain.capacity() as i64)),
-            ("size", c"Size", Some(chain.reported_bytes() as i64)),
+        let fields: [(BfInfoField, &CStr, Option<i64>); 5] = [
             (
-                "filters",
+                BfInfoField::Capacity,
+                c"Capacity",
+                Some(chain.capacity() as i64),
+            ),
+            (
+                BfInfoField::Size,
+                c"Size",
+                Some(chain.reported_bytes() as i64),
+            ),
+            (
+                BfInfoField::Filters,
                 c"Number of filters",
                 Some(chain.links.len() as i64),
             ),
             (
-                "items",
+                BfInfoField::Items,
                 c"Number of items inserted",
                 Some(chain.size as i64),
             ),
-            ("expansion", c"Expansion rate", growth),
+            (BfInfoField::Expansion, c"Expansion rate", growth),
         ];
         let reply_value = |value: Option<i64>| match value {
             Some(v) => ctx.reply_int(v),
             None => ctx.reply_null(),
         };
-        if args.len() == 2 {
+        // RedisBloom reads the field only once the key is found.
+        let Some(wanted) = parse_bf_info_field(&args).map_err(arg_error)? else {
             ctx.reply_map(fields.len());
             for (_, name, value) in fields {
                 ctx.reply_simple(name);
                 reply_value(value);
             }
             return Ok(());
-        }
+        };
         let (_, name, value) = fields
             .into_iter()
-            .find(|(word, _, _)| args.is(2, word))
+            .find(|(field, _, _)| *field == wanted)
             .ok_or(INVALID_INFO_FIELD)?;
         if ctx.is_resp3() {
             ctx.reply_map(1);
@@ -420,7 +349,8 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
         return Err(CommandError::Arity);
     }
     with_chain(ctx, args, |chain| {
-        let iter = args.int(2).ok_or(SCANDUMP_NOT_NUMERIC)?;
+        // RedisBloom reads the iterator only once the key is found.
+        let iter = parse_bf_scandump_iterator(&args).map_err(arg_error)?;
         ctx.reply_array(2);
         if iter == 0 {
             ctx.reply_int(1);
@@ -443,10 +373,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.LOADCHUNK key iterator data
 pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 4 {
-        return Err(CommandError::Arity);
-    }
-    let iter = args.int(2).ok_or(LOADCHUNK_NOT_NUMERIC)?;
+    let iter = parse_bf_loadchunk(&args).map_err(arg_error)?;
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);

@@ -1,5 +1,5 @@
-//! The `CF.*` commands: argument parsing in RedisBloom's exact order, then one call into the
-//! cuckoo core, then the reply, the propagation and the keyspace event.
+//! The `CF.*` commands: the arguments parsed by `syntax::cf`, then one call into the cuckoo
+//! core, then the reply, the propagation and the keyspace event.
 
 use std::ffi::CStr;
 
@@ -8,9 +8,7 @@ use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Key, Slot};
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
-
-/// The smallest capacity CF.INSERT accepts: twice the default bucket size.
-const MIN_INSERT_CAPACITY: i64 = 4;
+use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};
 
 fn create_error(e: CuckooError) -> CommandError {
     match e {
@@ -19,59 +17,27 @@ fn create_error(e: CuckooError) -> CommandError {
     }
 }
 
-/// The value after `keyword` among the optional arguments (deviation D3), parsed and
-/// range-checked; a keyword without a value is that keyword's parse error (deviation D4).
-fn keyword_value(
-    args: Args,
-    keyword: &str,
-    range: std::ops::RangeInclusive<i64>,
-    errors: (&'static CStr, &'static CStr),
-) -> Result<Option<u16>, CommandError> {
-    let Some(at) = (3..args.len()).find(|i| args.is(*i, keyword)) else {
-        return Ok(None);
+/// The reply text of each CF.* argument error.
+pub(super) fn arg_error(e: ArgError) -> CommandError {
+    let text = match e {
+        ArgError::Arity => return CommandError::Arity,
+        ArgError::BadCapacity => INSERT_BAD_CAPACITY,
+        ArgError::Unparsable(CfOption::MaxIterations) => CF_PARSE_MAX_ITERATIONS,
+        ArgError::OutOfRange(CfOption::MaxIterations) => CF_MAX_ITERATIONS_RANGE,
+        ArgError::Unparsable(CfOption::BucketSize) => CF_PARSE_BUCKET_SIZE,
+        ArgError::OutOfRange(CfOption::BucketSize) => CF_BUCKET_SIZE_RANGE,
+        ArgError::Unparsable(CfOption::Expansion) => CF_PARSE_EXPANSION,
+        ArgError::OutOfRange(CfOption::Expansion) => CF_EXPANSION_RANGE,
+        ArgError::CapacityTooSmall => CF_CAPACITY_TOO_SMALL,
+        ArgError::UnknownOption => INSERT_UNKNOWN_ARGUMENT,
+        ArgError::InvalidPosition => CF_INVALID_POSITION,
     };
-    let value = args.int(at + 1).ok_or(errors.0)?;
-    if !range.contains(&value) {
-        return Err(errors.1.into());
-    }
-    u16::try_from(value).map(Some).map_err(|_| errors.1.into())
+    CommandError::Reply(text)
 }
 
 /// CF.RESERVE key capacity [BUCKETSIZE bucketsize] [MAXITERATIONS maxiterations] [EXPANSION expansion]
 pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() < 3 || args.len() % 2 == 0 {
-        return Err(CommandError::Arity);
-    }
-    let capacity = args.int(2).ok_or(INSERT_BAD_CAPACITY)?;
-    let defaults = CuckooParams::default();
-    let max_iterations = keyword_value(
-        args,
-        "MAXITERATIONS",
-        1..=65535,
-        (CF_PARSE_MAX_ITERATIONS, CF_MAX_ITERATIONS_RANGE),
-    )?;
-    let bucket_size = keyword_value(
-        args,
-        "BUCKETSIZE",
-        1..=255,
-        (CF_PARSE_BUCKET_SIZE, CF_BUCKET_SIZE_RANGE),
-    )?;
-    let expansion = keyword_value(
-        args,
-        "EXPANSION",
-        0..=32768,
-        (CF_PARSE_EXPANSION, CF_EXPANSION_RANGE),
-    )?;
-    let bucket_size = bucket_size.unwrap_or(defaults.bucket_size);
-    if capacity < i64::from(bucket_size) * 2 {
-        return Err(CF_CAPACITY_TOO_SMALL.into());
-    }
-    let params = CuckooParams {
-        capacity: capacity.unsigned_abs(),
-        bucket_size,
-        max_iterations: max_iterations.unwrap_or(defaults.max_iterations),
-        expansion: expansion.unwrap_or(defaults.expansion),
-    };
+    let params = parse_cf_reserve(&args).map_err(arg_error)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
@@ -206,46 +172,8 @@ pub fn insertnx(ctx: Ctx, args: Args) -> CommandResult {
     insert_many(ctx, args, AddMode::AddNx, c"cf.insertnx")
 }
 
-/// The options of CF.INSERT / CF.INSERTNX: the capacity to create with (`None` for
-/// NOCREATE) and where the items start.
-fn parse_insert_options(args: Args) -> Result<(Option<u64>, usize), CommandError> {
-    let mut capacity = CuckooParams::default().capacity;
-    let mut create = true;
-    let mut i = 2;
-    // RedisBloom looks only at the first letter of each option word.
-    while i < args.len() {
-        match args.bytes(i).first().map(u8::to_ascii_lowercase) {
-            Some(b'i') => {
-                let items_at = Some(i + 1).filter(|at| *at < args.len());
-                let items_at = items_at.ok_or(CommandError::Arity)?;
-                return Ok((create.then_some(capacity), items_at));
-            }
-            Some(b'c') => {
-                if i + 1 >= args.len() {
-                    return Err(CommandError::Arity);
-                }
-                let value = args.int(i + 1).ok_or(INSERT_BAD_CAPACITY)?;
-                if value < MIN_INSERT_CAPACITY {
-                    return Err(CF_CAPACITY_TOO_SMALL.into());
-                }
-                capacity = value.unsigned_abs();
-                i += 2;
-            }
-            Some(b'n') => {
-                create = false;
-                i += 1;
-            }
-            _ => return Err(INSERT_UNKNOWN_ARGUMENT.into()),
-        }
-    }
-    Err(CommandError::Arity)
-}
-
 fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
-    if args.len() < 4 {
-        return Err(CommandError::Arity);
-    }
-    let (capacity, items_at) = parse_insert_options(args)?;
+    let CfInsert { capacity, items_at } = parse_cf_insert(&args).map_err(arg_error)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let (filter, created) = filter_for_insert(ctx, args, &mut key, capacity)?;

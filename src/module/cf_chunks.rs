@@ -1,22 +1,17 @@
 //! CF.SCANDUMP and CF.LOADCHUNK: a cuckoo filter copied out and back in as a header and
 //! chunks of its sub-filters.
 
-use super::cf::with_filter;
+use super::cf::{arg_error, with_filter};
 use super::cf_type::CUCKOO_TYPE;
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
+use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
 
 /// CF.SCANDUMP key iterator
 pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
-    let iter = args
-        .int(2)
-        .filter(|iter| *iter >= 0)
-        .ok_or(CF_INVALID_POSITION)?;
+    let iter = parse_cf_scandump(&args).map_err(arg_error)?;
     with_filter(ctx, args, |filter| {
         ctx.reply_array(2);
         let header = filter.encode_header();
@@ -42,13 +37,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.LOADCHUNK key iterator data
 pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 4 {
-        return Err(CommandError::Arity);
-    }
-    let iter = args
-        .int(2)
-        .filter(|iter| *iter != 0)
-        .ok_or(CF_INVALID_POSITION)?;
+    let iter = parse_cf_loadchunk(&args).map_err(arg_error)?;
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);

@@ -10,6 +10,7 @@ use redis_module::raw;
 
 use super::errors::{CommandError, CommandResult};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
+use crate::syntax::Argv;
 
 pub type RawCtx = *mut raw::RedisModuleCtx;
 pub type RawString = *mut raw::RedisModuleString;
@@ -61,9 +62,29 @@ impl<'a> Args<'a> {
         self.argv.get(index).map_or(&[], |s| string_bytes(*s))
     }
 
+    pub fn items(&self, from: usize) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.argv
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|s| string_bytes(*s))
+    }
+}
+
+/// The command syntax reads arguments with Redis's own number parsers, the reference the pure
+/// parsers of `syntax` imitate.
+impl Argv for Args<'_> {
+    fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    fn bytes(&self, i: usize) -> &[u8] {
+        Args::bytes(self, i)
+    }
+
     /// Redis's strict integer parser (the one RedisBloom uses).
-    pub fn int(&self, index: usize) -> Option<i64> {
-        let s = self.raw(index)?;
+    fn int(&self, i: usize) -> Option<i64> {
+        let s = self.raw(i)?;
         let mut value = 0i64;
         // SAFETY: `s` is a live argument string.
         let status = unsafe { api!(RedisModule_StringToLongLong)(s, &mut value) };
@@ -71,25 +92,12 @@ impl<'a> Args<'a> {
     }
 
     /// Redis's strict double parser (refuses NaN; accepts `inf`).
-    pub fn double(&self, index: usize) -> Option<f64> {
-        let s = self.raw(index)?;
+    fn double(&self, i: usize) -> Option<f64> {
+        let s = self.raw(i)?;
         let mut value = 0f64;
         // SAFETY: `s` is a live argument string.
         let status = unsafe { api!(RedisModule_StringToDouble)(s, &mut value) };
         (status == raw::REDISMODULE_OK as c_int).then_some(value)
-    }
-
-    /// Case-insensitive whole-word comparison.
-    pub fn is(&self, index: usize, word: &str) -> bool {
-        self.bytes(index).eq_ignore_ascii_case(word.as_bytes())
-    }
-
-    pub fn items(&self, from: usize) -> impl Iterator<Item = &'a [u8]> + 'a {
-        self.argv
-            .get(from..)
-            .unwrap_or(&[])
-            .iter()
-            .map(|s| string_bytes(*s))
     }
 }
 

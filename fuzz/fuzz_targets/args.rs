@@ -1,0 +1,120 @@
+//! The argument parsers of every command: the input, split on NUL bytes, is the argument list
+//! after each command name in turn. Every parser either returns a spec within the ranges the
+//! command promises or refuses, never panics; the integer parser accepts exactly the canonical
+//! decimal form of an i64.
+#![no_main]
+
+use bloomrs::syntax::bf::{self, BloomOptions, DEFAULT_GROWTH};
+use bloomrs::syntax::cf;
+use bloomrs::syntax::{parse_double, parse_int, Argv, ByteArgs};
+use libfuzzer_sys::fuzz_target;
+
+const DEFAULTS: BloomOptions = BloomOptions {
+    capacity: 100,
+    error: 0.01,
+    growth: DEFAULT_GROWTH,
+    scaling: true,
+};
+
+fuzz_target!(|data: &[u8]| {
+    let words: Vec<&[u8]> = data.split(|b| *b == 0).collect();
+    for word in &words {
+        check_numbers(word);
+    }
+    let command = |name: &'static [u8]| {
+        let mut argv: Vec<&[u8]> = vec![name];
+        argv.extend_from_slice(&words);
+        argv
+    };
+    check_bf_reserve(&ByteArgs(&command(b"BF.RESERVE")));
+    check_bf_insert(&ByteArgs(&command(b"BF.INSERT")));
+    check_bf_others(&ByteArgs(&command(b"BF.INFO")));
+    check_bf_others(&ByteArgs(&command(b"BF.SCANDUMP")));
+    check_bf_others(&ByteArgs(&command(b"BF.LOADCHUNK")));
+    check_cf_reserve(&ByteArgs(&command(b"CF.RESERVE")));
+    check_cf_insert(&ByteArgs(&command(b"CF.INSERT")));
+    check_cf_chunks(&ByteArgs(&command(b"CF.SCANDUMP")));
+    check_cf_chunks(&ByteArgs(&command(b"CF.LOADCHUNK")));
+});
+
+fn check_numbers(word: &[u8]) {
+    let canonical = std::str::from_utf8(word)
+        .ok()
+        .and_then(|text| text.parse::<i64>().ok())
+        .filter(|value| value.to_string().as_bytes() == word);
+    assert_eq!(parse_int(word), canonical);
+    if let Some(value) = canonical {
+        assert_eq!(parse_double(word), Some(value as f64));
+    }
+    assert!(!parse_double(word).is_some_and(f64::is_nan));
+}
+
+fn check_created(options: &BloomOptions) {
+    assert!(options.error > 0.0 && options.error < 1.0);
+    assert!(options.capacity >= 1 && options.capacity <= i64::MAX as u64);
+}
+
+fn check_bf_reserve(args: &ByteArgs) {
+    let parsed = bf::parse_bf_reserve(args);
+    let arity = (4..=7).contains(&args.len());
+    assert_eq!(parsed == Err(bf::ArgError::Arity), !arity);
+    if let Ok(options) = parsed {
+        check_created(&options);
+        assert!(options.scaling || options.growth == DEFAULT_GROWTH);
+    }
+}
+
+fn check_bf_insert(args: &ByteArgs) {
+    let Ok(spec) = bf::parse_bf_insert(args, DEFAULTS) else {
+        return;
+    };
+    assert!(spec.items_at >= 3 && spec.items_at < args.len());
+    let items = args.bytes(spec.items_at - 1);
+    assert!(items.first().is_some_and(|b| b.eq_ignore_ascii_case(&b'i')));
+    if let Some(options) = spec.create {
+        check_created(&options);
+    }
+}
+
+fn check_bf_others(args: &ByteArgs) {
+    if bf::parse_bf_info_field(args).is_ok() {
+        assert!((2..=3).contains(&args.len()));
+    }
+    if bf::parse_bf_scandump_iterator(args).is_ok() {
+        assert_eq!(args.len(), 3);
+    }
+    if bf::parse_bf_loadchunk(args).is_ok() {
+        assert_eq!(args.len(), 4);
+    }
+}
+
+fn check_cf_reserve(args: &ByteArgs) {
+    let Ok(params) = cf::parse_cf_reserve(args) else {
+        return;
+    };
+    assert!(args.len() >= 3 && args.len() % 2 == 1);
+    assert!((1..=255).contains(&params.bucket_size));
+    assert!(params.max_iterations >= 1);
+    assert!(params.expansion <= 32768);
+    assert!(params.capacity >= 2 * u64::from(params.bucket_size));
+    assert!(params.capacity <= i64::MAX as u64);
+}
+
+fn check_cf_insert(args: &ByteArgs) {
+    let Ok(spec) = cf::parse_cf_insert(args) else {
+        return;
+    };
+    assert!(spec.items_at >= 3 && spec.items_at < args.len());
+    if let Some(capacity) = spec.capacity {
+        assert!(capacity >= cf::MIN_INSERT_CAPACITY as u64 && capacity <= i64::MAX as u64);
+    }
+}
+
+fn check_cf_chunks(args: &ByteArgs) {
+    if let Ok(iter) = cf::parse_cf_scandump(args) {
+        assert!(iter >= 0 && args.len() == 3);
+    }
+    if let Ok(iter) = cf::parse_cf_loadchunk(args) {
+        assert!(iter != 0 && args.len() == 4);
+    }
+}

@@ -1,0 +1,398 @@
+//! BF.* syntax: exact specs and exact errors, in RedisBloom's order (reference §4.1–4.9).
+
+use super::ArgError::*;
+use super::*;
+use crate::syntax::ByteArgs;
+
+fn with_args<T>(words: &[&str], parse: impl FnOnce(&ByteArgs) -> T) -> T {
+    let bytes: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+    parse(&ByteArgs(&bytes))
+}
+
+fn reserve(words: &[&str]) -> Result<BloomOptions, ArgError> {
+    with_args(words, |args| parse_bf_reserve(args))
+}
+
+const DEFAULTS: BloomOptions = BloomOptions {
+    capacity: 100,
+    error: 0.01,
+    growth: DEFAULT_GROWTH,
+    scaling: true,
+};
+
+fn insert(words: &[&str]) -> Result<BfInsert, ArgError> {
+    with_args(words, |args| parse_bf_insert(args, DEFAULTS))
+}
+
+fn created(words: &[&str]) -> BloomOptions {
+    insert(words).unwrap().create.unwrap()
+}
+
+fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOptions {
+    BloomOptions {
+        capacity,
+        error,
+        growth,
+        scaling,
+    }
+}
+
+#[test]
+fn reserve_reads_the_positional_arguments_and_keywords() {
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    assert_eq!(r(&[]), Ok(options(100, 0.01, 2, true)));
+    assert_eq!(r(&["expansion", "4"]), Ok(options(100, 0.01, 4, true)));
+    assert_eq!(r(&["NONSCALING"]), Ok(options(100, 0.01, 2, false)));
+    assert_eq!(
+        r(&["NONSCALING", "nonscaling"]),
+        Ok(options(100, 0.01, 2, false))
+    );
+    // Unknown words are ignored; the first EXPANSION wins.
+    assert_eq!(r(&["a", "b", "c"]), Ok(options(100, 0.01, 2, true)));
+    assert_eq!(r(&["EXPANSION", "2", "y"]), Ok(options(100, 0.01, 2, true)));
+    assert_eq!(
+        r(&["EXPANSION", "3", "EXPANSION"]),
+        Ok(options(100, 0.01, 3, true))
+    );
+    // RedisBloom keeps 32 bits of the expansion.
+    assert_eq!(
+        r(&["EXPANSION", "4294967299"]),
+        Ok(options(100, 0.01, 3, true))
+    );
+}
+
+#[test]
+fn reserve_checks_in_redisbloom_order() {
+    assert_eq!(reserve(&["BF.RESERVE", "k", "x", "y"]), Err(BadErrorRate));
+    assert_eq!(reserve(&["BF.RESERVE", "k", "nan", "y"]), Err(BadErrorRate));
+    assert_eq!(reserve(&["BF.RESERVE", "k", "1", "y"]), Err(ErrorRateRange));
+    assert_eq!(
+        reserve(&["BF.RESERVE", "k", "0", "100"]),
+        Err(ErrorRateRange)
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "k", "inf", "100"]),
+        Err(ErrorRateRange)
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "k", "0.1", "1e3"]),
+        Err(BadCapacity)
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "k", "0.1", "1.5"]),
+        Err(BadCapacity)
+    );
+    let too_big = ["BF.RESERVE", "k", "0.1", "9223372036854775808"];
+    assert_eq!(reserve(&too_big), Err(BadCapacity));
+    assert_eq!(
+        reserve(&["BF.RESERVE", "k", "0.1", "0"]),
+        Err(CapacityRange)
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "k", "0.1", "-5"]),
+        Err(CapacityRange)
+    );
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    // A trailing EXPANSION is reported before NONSCALING.
+    assert_eq!(r(&["NONSCALING", "EXPANSION"]), Err(NoExpansion));
+    assert_eq!(
+        r(&["EXPANSION", "2", "NONSCALING"]),
+        Err(NonScalingExpansion)
+    );
+    assert_eq!(
+        r(&["NONSCALING", "EXPANSION", "x"]),
+        Err(NonScalingExpansion)
+    );
+    assert_eq!(r(&["EXPANSION", "x"]), Err(BadExpansion));
+    assert_eq!(r(&["EXPANSION", "0"]), Err(ExpansionRange));
+    assert_eq!(r(&["EXPANSION", "-1"]), Err(ExpansionRange));
+}
+
+#[test]
+fn reserve_arity_is_four_to_seven() {
+    assert_eq!(reserve(&["BF.RESERVE", "k", "0.01"]), Err(Arity));
+    let eight = [
+        "BF.RESERVE",
+        "k",
+        "x",
+        "y",
+        "EXPANSION",
+        "3",
+        "EXPANSION",
+        "4",
+    ];
+    assert_eq!(reserve(&eight), Err(Arity));
+}
+
+#[test]
+fn reserve_capacity_reaches_i64_max() {
+    let max = ["BF.RESERVE", "k", "0.5", "9223372036854775807"];
+    assert_eq!(reserve(&max), Ok(options(i64::MAX as u64, 0.5, 2, true)));
+}
+
+#[test]
+fn reserve_keywords_are_looked_for_after_the_positional_arguments_only() {
+    // Deviation D3: a key named like a keyword is just a key.
+    assert_eq!(
+        reserve(&["BF.RESERVE", "NONSCALING", "0.01", "100"]),
+        Ok(options(100, 0.01, 2, true))
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "EXPANSION", "0.01", "100"]),
+        Ok(options(100, 0.01, 2, true))
+    );
+}
+
+#[test]
+fn insert_reads_options_until_items() {
+    let spec = insert(&["BF.INSERT", "k", "CAPACITY", "1000", "ITEMS", "a", "b"]).unwrap();
+    assert_eq!(spec.items_at, 5);
+    assert_eq!(spec.create, Some(options(1000, 0.01, 2, true)));
+    let all = [
+        "BF.INSERT",
+        "k",
+        "ERROR",
+        "0.001",
+        "EXPANSION",
+        "4",
+        "NONSCALING",
+        "ITEMS",
+        "c",
+    ];
+    assert_eq!(created(&all), options(100, 0.001, 4, false));
+    let nocreate = insert(&["BF.INSERT", "k", "NOCREATE", "ITEMS", "a"]).unwrap();
+    assert_eq!(
+        nocreate,
+        BfInsert {
+            create: None,
+            items_at: 4
+        }
+    );
+}
+
+#[test]
+fn insert_looks_only_at_leading_letters() {
+    // ITEMS ends the options: the rest are items even if they look like options.
+    let spec = insert(&["BF.INSERT", "k", "ITEMS", "ITEMS", "CAPACITY"]).unwrap();
+    assert_eq!(spec.items_at, 3);
+    assert_eq!(insert(&["BF.INSERT", "k", "ixx", "a"]).unwrap().items_at, 3);
+    assert_eq!(
+        created(&["BF.INSERT", "k", "eRR", "0.1", "i", "a"]).error,
+        0.1
+    );
+    assert_eq!(created(&["BF.INSERT", "k", "exp", "5", "i", "a"]).growth, 5);
+    assert_eq!(
+        created(&["BF.INSERT", "k", "cap", "7", "i", "a"]).capacity,
+        7
+    );
+    // `e` alone is EXPANSION, so a fraction is a bad expansion.
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "e", "0.5", "i", "a"]),
+        Err(InsertBadExpansion)
+    );
+    // `n` with `c` third is NOCREATE; any other `n` word is NONSCALING.
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "nocreateXYZ", "i", "a"])
+            .unwrap()
+            .create,
+        None
+    );
+    assert!(!created(&["BF.INSERT", "k", "nonsense", "i", "a"]).scaling);
+    assert!(!created(&["BF.INSERT", "k", "n", "i", "a"]).scaling);
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "", "i", "a"]),
+        Err(InsertUnknownOption)
+    );
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "xyz", "i", "a"]),
+        Err(InsertUnknownOption)
+    );
+}
+
+#[test]
+fn insert_repeated_options_last_wins() {
+    let twice = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "10",
+        "CAPACITY",
+        "20",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(created(&twice).capacity, 20);
+    let error = [
+        "BF.INSERT",
+        "k",
+        "ERROR",
+        "0.2",
+        "ERROR",
+        "0.3",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(created(&error).error, 0.3);
+    // Values are range-checked only at the end, so a later one repairs an earlier one.
+    let late_bad = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "0",
+        "CAPACITY",
+        "5",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(created(&late_bad).capacity, 5);
+}
+
+#[test]
+fn insert_checks_in_redisbloom_order() {
+    assert_eq!(insert(&["BF.INSERT", "k", "ITEMS"]), Err(Arity));
+    assert_eq!(insert(&["BF.INSERT", "k", "CAPACITY", "10"]), Err(Arity));
+    assert_eq!(insert(&["BF.INSERT", "k", "NOCREATE", "ITEMS"]), Err(Arity));
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "NOCREATE", "NONSCALING"]),
+        Err(Arity)
+    );
+    // A value-taking option as the last word is an arity error, before its parse.
+    assert_eq!(insert(&["BF.INSERT", "k", "NOCREATE", "ERROR"]), Err(Arity));
+    assert_eq!(insert(&["BF.INSERT", "k", "n", "CAPACITY"]), Err(Arity));
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"]),
+        Err(InsertBadErrorRate)
+    );
+    let bad_capacity = ["BF.INSERT", "k", "CAPACITY", "1e3", "ITEMS", "a"];
+    assert_eq!(insert(&bad_capacity), Err(InsertBadCapacity));
+    // An unknown option stops parsing before a missing ITEMS is noticed.
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "zzz", "a"]),
+        Err(InsertUnknownOption)
+    );
+    // Parse errors come before the arity check for a missing ITEMS.
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "CAPACITY", "x"]),
+        Err(InsertBadCapacity)
+    );
+}
+
+#[test]
+fn insert_range_check_comes_after_the_items() {
+    let ranges = [
+        ["BF.INSERT", "k", "ERROR", "0", "ITEMS", "a"],
+        ["BF.INSERT", "k", "ERROR", "1", "ITEMS", "a"],
+        ["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"],
+        ["BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"],
+        ["BF.INSERT", "k", "NOCREATE", "CAPACITY", "-1", "ITEMS"],
+    ];
+    for words in &ranges[..4] {
+        assert_eq!(insert(words), Err(InsertOutOfRange), "{words:?}");
+    }
+    assert_eq!(insert(&ranges[4]), Err(Arity));
+    // Range is checked even with NOCREATE.
+    let nocreate = ["BF.INSERT", "k", "NOCREATE", "CAPACITY", "-1", "ITEMS", "a"];
+    assert_eq!(insert(&nocreate), Err(InsertOutOfRange));
+    // NONSCALING and EXPANSION together are accepted here.
+    let both = [
+        "BF.INSERT",
+        "k",
+        "NONSCALING",
+        "EXPANSION",
+        "3",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(created(&both), options(100, 0.01, 3, false));
+}
+
+#[test]
+fn insert_uses_the_given_defaults() {
+    let defaults = options(9, 0.5, 7, true);
+    let words: [&[u8]; 4] = [b"BF.INSERT", b"k", b"ITEMS", b"a"];
+    let spec = parse_bf_insert(&ByteArgs(&words), defaults).unwrap();
+    assert_eq!(spec.create, Some(defaults));
+}
+
+#[test]
+fn insert_capacity_reaches_i64_boundaries() {
+    let max = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "9223372036854775807",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(created(&max).capacity, i64::MAX as u64);
+    let min = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "-9223372036854775808",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(insert(&min), Err(InsertOutOfRange));
+    let over = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "9223372036854775808",
+        "ITEMS",
+        "a",
+    ];
+    assert_eq!(insert(&over), Err(InsertBadCapacity));
+}
+
+#[test]
+fn info_field_is_an_exact_case_insensitive_word() {
+    let field = |words: &[&str]| with_args(words, |args| parse_bf_info_field(args));
+    assert_eq!(field(&["BF.INFO", "k"]), Ok(None));
+    assert_eq!(
+        field(&["BF.INFO", "k", "CAPACITY"]),
+        Ok(Some(BfInfoField::Capacity))
+    );
+    assert_eq!(
+        field(&["BF.INFO", "k", "size"]),
+        Ok(Some(BfInfoField::Size))
+    );
+    assert_eq!(
+        field(&["BF.INFO", "k", "Filters"]),
+        Ok(Some(BfInfoField::Filters))
+    );
+    assert_eq!(
+        field(&["BF.INFO", "k", "items"]),
+        Ok(Some(BfInfoField::Items))
+    );
+    assert_eq!(
+        field(&["BF.INFO", "k", "EXPANSION"]),
+        Ok(Some(BfInfoField::Expansion))
+    );
+    assert_eq!(field(&["BF.INFO", "k", "cap"]), Err(UnknownInfoField));
+    assert_eq!(field(&["BF.INFO", "k", ""]), Err(UnknownInfoField));
+    assert_eq!(field(&["BF.INFO", "k", "size", "x"]), Err(Arity));
+    assert_eq!(field(&["BF.INFO"]), Err(Arity));
+}
+
+#[test]
+fn scandump_and_loadchunk_iterators() {
+    let scan = |words: &[&str]| with_args(words, |args| parse_bf_scandump_iterator(args));
+    assert_eq!(scan(&["BF.SCANDUMP", "k", "0"]), Ok(0));
+    assert_eq!(scan(&["BF.SCANDUMP", "k", "-3"]), Ok(-3));
+    assert_eq!(
+        scan(&["BF.SCANDUMP", "k", "x"]),
+        Err(ScanIteratorNotNumeric)
+    );
+    assert_eq!(scan(&["BF.SCANDUMP", "k"]), Err(Arity));
+    let load = |words: &[&str]| with_args(words, |args| parse_bf_loadchunk(args));
+    assert_eq!(load(&["BF.LOADCHUNK", "k", "1", "data"]), Ok(1));
+    assert_eq!(load(&["BF.LOADCHUNK", "k", "0", ""]), Ok(0));
+    let min = ["BF.LOADCHUNK", "k", "-9223372036854775808", ""];
+    assert_eq!(load(&min), Ok(i64::MIN));
+    assert_eq!(
+        load(&["BF.LOADCHUNK", "k", "1.0", ""]),
+        Err(LoadIteratorNotNumeric)
+    );
+    assert_eq!(load(&["BF.LOADCHUNK", "k", "1"]), Err(Arity));
+}
