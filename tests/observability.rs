@@ -250,3 +250,18 @@ fn settings_are_module_configurations() {
     assert_eq!(call!(c, "CONFIG", "SET", "bf.cf-max-expansions", "5"), ok());
     assert_eq!(call!(c, "CF.ADD", "cf", "more"), Int(1));
 }
+
+#[test]
+fn creation_defaults_follow_the_settings() {
+    let s = Server::start();
+    let mut c = s.client();
+    for (name, value) in [("bf.bf-expansion-factor", "0"), ("bf.cf-initial-size", "64"), ("bf.cf-bucket-size", "4"), ("bf.cf-max-iterations", "7"), ("bf.cf-expansion-factor", "3")] {
+        assert_eq!(call!(c, "CONFIG", "SET", name, value), ok(), "{name}");
+    }
+    assert_eq!(call!(c, "BF.ADD", "bf", "x"), Int(1));
+    assert_eq!(call!(c, "BF.INFO", "bf", "expansion"), Array(vec![Nil]));
+    assert_eq!(call!(c, "CF.ADD", "cf", "x"), Int(1));
+    assert_eq!(call!(c, "CF.DEBUG", "cf"), bulk("bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:7 expansion:4"));
+    assert_eq!(call!(c, "CF.INSERT", "cf2", "ITEMS", "x"), ints(&[1]));
+    assert_eq!(call!(c, "CF.DEBUG", "cf2"), bulk("bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:7 expansion:4"));
+}

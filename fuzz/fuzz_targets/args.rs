@@ -101,7 +101,7 @@ fn check_cf_reserve(args: &ByteArgs) {
 }
 
 fn check_cf_insert(args: &ByteArgs) {
-    let Ok(spec) = cf::parse_cf_insert(args) else {
+    let Ok(spec) = cf::parse_cf_insert(args, 1024) else {
         return;
     };
     assert!(spec.items_at >= 3 && spec.items_at < args.len());

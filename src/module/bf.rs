@@ -13,13 +13,18 @@ use crate::syntax::bf::{
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
 
-/// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options.
+/// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options: the
+/// module's settings (`bf-expansion-factor` 0 means non-scaling, as in RedisBloom 8).
 fn default_options() -> BloomOptions {
+    let expansion = config::BF_EXPANSION.get();
     BloomOptions {
         capacity: config::bf_initial_size(),
         error: config::bf_error_rate(),
-        growth: DEFAULT_GROWTH,
-        scaling: true,
+        growth: u32::try_from(expansion)
+            .ok()
+            .filter(|g| *g > 0)
+            .unwrap_or(DEFAULT_GROWTH),
+        scaling: expansion != 0,
     }
 }
 

@@ -62,6 +62,20 @@ enum AddMode {
     AddNx,
 }
 
+/// How a missing key is created by CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX: the module's
+/// settings (RedisBloom 2.8's fixed defaults unless changed).
+fn default_params() -> CuckooParams {
+    let narrow =
+        |setting: &config::Numeric, fallback: u16| u16::try_from(setting.get()).unwrap_or(fallback);
+    let defaults = CuckooParams::default();
+    CuckooParams {
+        capacity: config::CF_INITIAL_SIZE.get().unsigned_abs(),
+        bucket_size: narrow(&config::CF_BUCKET_SIZE, defaults.bucket_size),
+        max_iterations: narrow(&config::CF_MAX_ITERATIONS, defaults.max_iterations),
+        expansion: narrow(&config::CF_EXPANSION, defaults.expansion),
+    }
+}
+
 /// The key's filter for an insert: the existing one, or a new one of `capacity` (with the
 /// defaults otherwise) when `capacity` is given. Returns whether it was created.
 fn filter_for_insert<'k>(
@@ -74,7 +88,7 @@ fn filter_for_insert<'k>(
     if matches!(key.slot::<CuckooFilter>(&CUCKOO_TYPE), Slot::Empty) {
         let params = CuckooParams {
             capacity: capacity.ok_or(NOT_FOUND)?,
-            ..CuckooParams::default()
+            ..default_params()
         };
         let filter = CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
         replicate_creation(ctx, args, &params);
@@ -144,7 +158,7 @@ fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
     }
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    let default_capacity = CuckooParams::default().capacity;
+    let default_capacity = default_params().capacity;
     let (filter, created) = filter_for_insert(ctx, args, &mut key, Some(default_capacity))?;
     let outcome = check_expansions(filter).and_then(|()| {
         add_item(filter, args.bytes(2), mode).map_err(|e| match e {
@@ -173,7 +187,8 @@ pub fn insertnx(ctx: Ctx, args: Args) -> CommandResult {
 }
 
 fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
-    let CfInsert { capacity, items_at } = parse_cf_insert(&args).map_err(arg_error)?;
+    let CfInsert { capacity, items_at } =
+        parse_cf_insert(&args, default_params().capacity).map_err(arg_error)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let (filter, created) = filter_for_insert(ctx, args, &mut key, capacity)?;

@@ -104,11 +104,11 @@ fn keyword_value(args: &impl Argv, option: CfOption) -> Result<Option<u16>, ArgE
 ///
 /// RedisBloom looks only at the first letter of each option word; a repeated CAPACITY
 /// overrides the earlier one, and each is range-checked as it is read.
-pub fn parse_cf_insert(args: &impl Argv) -> Result<CfInsert, ArgError> {
+pub fn parse_cf_insert(args: &impl Argv, default_capacity: u64) -> Result<CfInsert, ArgError> {
     if args.len() < 4 {
         return Err(ArgError::Arity);
     }
-    let mut capacity = CuckooParams::default().capacity;
+    let mut capacity = default_capacity;
     let mut create = true;
     let mut i = 2;
     while i < args.len() {

@@ -19,7 +19,7 @@ fn reserve_k(tail: &[&str]) -> Result<CuckooParams, ArgError> {
 }
 
 fn insert(words: &[&str]) -> Result<CfInsert, ArgError> {
-    with_args(words, |args| parse_cf_insert(args))
+    with_args(words, |args| parse_cf_insert(args, 1024))
 }
 
 fn params(capacity: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> CuckooParams {
