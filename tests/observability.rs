@@ -255,13 +255,132 @@ fn settings_are_module_configurations() {
 fn creation_defaults_follow_the_settings() {
     let s = Server::start();
     let mut c = s.client();
-    for (name, value) in [("bf.bf-expansion-factor", "0"), ("bf.cf-initial-size", "64"), ("bf.cf-bucket-size", "4"), ("bf.cf-max-iterations", "7"), ("bf.cf-expansion-factor", "3")] {
+    for (name, value) in [
+        ("bf.bf-expansion-factor", "0"),
+        ("bf.cf-initial-size", "64"),
+        ("bf.cf-bucket-size", "4"),
+        ("bf.cf-max-iterations", "7"),
+        ("bf.cf-expansion-factor", "3"),
+    ] {
         assert_eq!(call!(c, "CONFIG", "SET", name, value), ok(), "{name}");
     }
     assert_eq!(call!(c, "BF.ADD", "bf", "x"), Int(1));
     assert_eq!(call!(c, "BF.INFO", "bf", "expansion"), Array(vec![Nil]));
     assert_eq!(call!(c, "CF.ADD", "cf", "x"), Int(1));
-    assert_eq!(call!(c, "CF.DEBUG", "cf"), bulk("bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:7 expansion:4"));
+    assert_eq!(
+        call!(c, "CF.DEBUG", "cf"),
+        bulk("bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:7 expansion:4")
+    );
     assert_eq!(call!(c, "CF.INSERT", "cf2", "ITEMS", "x"), ints(&[1]));
-    assert_eq!(call!(c, "CF.DEBUG", "cf2"), bulk("bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:7 expansion:4"));
+    assert_eq!(
+        call!(c, "CF.DEBUG", "cf2"),
+        bulk("bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:7 expansion:4")
+    );
+}
+
+fn info_bf(c: &mut Client) -> Vec<(String, i64)> {
+    call!(c, "INFO", "bf")
+        .text()
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.to_string(), value.trim().parse().unwrap()))
+        .collect()
+}
+
+/// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
+fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
+    let mut sums = [0i64; 8];
+    for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
+        let cuckoo = call!(c, "TYPE", key.as_str()).text() == "MBbloomCF";
+        let info = c
+            .call(&[if cuckoo { "CF.INFO" } else { "BF.INFO" }, key.as_str()])
+            .array();
+        let value = |name: &str| {
+            info.chunks(2)
+                .find(|p| p[0] == Simple(name.into()))
+                .map(|p| p[1].int())
+                .unwrap()
+        };
+        let base = if cuckoo { 4 } else { 0 };
+        sums[base] += 1;
+        sums[base + 1] += value("Size");
+        sums[base + 2] += value("Number of items inserted");
+        sums[base + 3] += value("Number of filters");
+    }
+    let names = [
+        "bloom_filters",
+        "bloom_memory_bytes",
+        "bloom_items",
+        "bloom_links",
+        "cuckoo_filters",
+        "cuckoo_memory_bytes",
+        "cuckoo_items",
+        "cuckoo_sub_filters",
+    ];
+    let mut out: Vec<(String, i64)> = names.iter().map(|n| format!("bf_{n}")).zip(sums).collect();
+    out.push(("bf_rejected_payloads".into(), rejected.0));
+    out.push(("bf_rejected_chunks".into(), rejected.1));
+    out
+}
+
+#[test]
+fn info_section_totals() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(info_bf(&mut c), expected_totals(&mut c, (0, 0)));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "a", "0.01", "10", "EXPANSION", "2"),
+        ok()
+    );
+    for i in 0..100 {
+        call!(c, "BF.ADD", "a", format!("{i}"));
+        call!(c, "CF.ADD", "c", format!("{i}"));
+        call!(c, "BF.MADD", format!("m{}", i % 7), format!("{i}"), "x");
+        call!(
+            c,
+            "CF.INSERT",
+            format!("ci{}", i % 5),
+            "CAPACITY",
+            "8",
+            "ITEMS",
+            format!("{i}")
+        );
+    }
+    for i in 0..40 {
+        call!(c, "CF.DEL", "c", format!("{i}"));
+    }
+    call!(c, "CF.COMPACT", "c");
+    assert_eq!(call!(c, "COPY", "a", "a2"), Int(1));
+    assert_eq!(call!(c, "DEL", "m3"), Int(1));
+    let header = call!(c, "BF.SCANDUMP", "a", "0").array()[1].bytes();
+    assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "bad", "1", "garbage"),
+        err("ERR received bad data")
+    );
+    assert_eq!(
+        call!(c, "CF.LOADCHUNK", "c", "99999999", "xx"),
+        err("Couldn't load chunk!")
+    );
+    let payload = call!(c, "DUMP", "a").bytes();
+    let mut broken = payload.clone();
+    broken[12] ^= 0x55;
+    assert_eq!(
+        call!(c, "RESTORE", "r", "0", with_valid_crc(&broken)),
+        err("ERR Bad data format")
+    );
+    assert_eq!(call!(c, "RESTORE", "r2", "0", payload), ok());
+    let totals = info_bf(&mut c);
+    assert_eq!(totals, expected_totals(&mut c, (1, 2)));
+    assert_eq!((totals[0].1, totals[4].1), (10, 6), "{totals:?}");
+
+    // Reloading frees and loads every value: the totals stay.
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(info_bf(&mut c), expected_totals(&mut c, (1, 2)));
+    assert_eq!(call!(c, "FLUSHALL"), ok());
+    assert_eq!(info_bf(&mut c), expected_totals(&mut c, (1, 2)));
+    assert_eq!(info_bf(&mut c)[0], ("bf_bloom_filters".to_string(), 0));
+    assert!(call!(c, "INFO", "modules")
+        .text()
+        .contains("bf_rejected_chunks:2"));
 }

@@ -6,6 +6,7 @@ use std::ffi::CStr;
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
+use super::stats;
 use super::types::BLOOM_TYPE;
 use crate::bloom::{format_g, AddError, Chain, ChunkError, CreateError, HeaderError};
 use crate::syntax::bf::{
@@ -386,17 +387,22 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
         Slot::Empty => {
-            let chain =
-                Chain::from_header(data, config::max_filter_bytes()).map_err(|e| match e {
+            let chain = Chain::from_header(data, config::max_filter_bytes()).map_err(|e| {
+                stats::count(&stats::REJECTED_CHUNKS);
+                match e {
                     HeaderError::BadData => BAD_DATA,
                     HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
-                })?;
+                }
+            })?;
             key.set(&BLOOM_TYPE, chain);
         }
-        Slot::Ours(chain) => chain.load_chunk(iter, data).map_err(|e| match e {
-            ChunkError::BadData => BAD_DATA,
-            ChunkError::NoLink => NO_LINK,
-            ChunkError::TooBig => CHUNK_TOO_BIG,
+        Slot::Ours(chain) => chain.load_chunk(iter, data).map_err(|e| {
+            stats::count(&stats::REJECTED_CHUNKS);
+            match e {
+                ChunkError::BadData => BAD_DATA,
+                ChunkError::NoLink => NO_LINK,
+                ChunkError::TooBig => CHUNK_TOO_BIG,
+            }
         })?,
     }
     ctx.reply_ok();

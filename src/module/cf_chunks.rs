@@ -6,6 +6,7 @@ use super::cf_type::CUCKOO_TYPE;
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
+use super::stats;
 use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
 
@@ -45,13 +46,15 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Ours(_), 1) => return Err(ITEM_EXISTS.into()),
         (Slot::Empty, 1) => {
-            let filter = filter_from_header(data)?;
+            let filter =
+                filter_from_header(data).inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
             key.set(&CUCKOO_TYPE, filter);
         }
         (Slot::Empty, _) => return Err(NOT_FOUND.into()),
-        (Slot::Ours(filter), _) => filter
-            .load_chunk(iter, data)
-            .map_err(|_| CF_CHUNK_REFUSED)?,
+        (Slot::Ours(filter), _) => filter.load_chunk(iter, data).map_err(|_| {
+            stats::count(&stats::REJECTED_CHUNKS);
+            CF_CHUNK_REFUSED
+        })?,
     }
     ctx.reply_ok();
     // Deviation D5: every accepted chunk is propagated, not only the header.

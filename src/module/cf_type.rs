@@ -11,6 +11,7 @@ use super::config;
 use super::ffi::{
     emit_loadchunk, guard, log_load_error, value_ref, Digest, IoReader, IoWriter, RawString,
 };
+use super::stats;
 use super::types::methods;
 use crate::cuckoo::CuckooFilter;
 
@@ -33,8 +34,12 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
 unsafe extern "C" fn cf_rdb_load(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guard(null_mut(), || {
         match CuckooFilter::load(&mut IoReader { io }, encver, config::max_filter_bytes()) {
-            Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
+            Ok(filter) => {
+                stats::appeared(&filter, true);
+                Box::into_raw(Box::new(filter)).cast()
+            }
             Err(e) => {
+                stats::count(&stats::REJECTED_PAYLOADS);
                 log_load_error(io, "a cuckoo filter", &e);
                 null_mut()
             }
@@ -110,7 +115,8 @@ unsafe extern "C" fn cf_digest(md: *mut raw::RedisModuleDigest, value: *mut c_vo
 unsafe extern "C" fn cf_free(value: *mut c_void) {
     guard((), || {
         if !value.is_null() {
-            drop(Box::from_raw(value.cast::<CuckooFilter>()));
+            let filter = Box::from_raw(value.cast::<CuckooFilter>());
+            stats::appeared(&*filter, false);
         }
     })
 }
@@ -123,7 +129,10 @@ unsafe extern "C" fn cf_copy(
     value: *const c_void,
 ) -> *mut c_void {
     guard(null_mut(), || match value_ref::<CuckooFilter>(value) {
-        Some(filter) => Box::into_raw(Box::new(filter.clone())).cast(),
+        Some(filter) => {
+            stats::appeared(filter, true);
+            Box::into_raw(Box::new(filter.clone())).cast()
+        }
         None => null_mut(),
     })
 }

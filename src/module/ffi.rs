@@ -9,6 +9,7 @@ use std::ptr::NonNull;
 use redis_module::raw;
 
 use super::errors::{CommandError, CommandResult};
+use super::stats::{Measure, Measured, Totals};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 use crate::syntax::Argv;
 
@@ -220,13 +221,33 @@ impl Ctx {
         // SAFETY: `name` is a live argument; the key is closed when `Key` drops, before the
         // command returns.
         let ptr = unsafe { api!(RedisModule_OpenKey)(self.raw, name, mode as c_int) };
-        Key { ptr: ptr.cast() }
+        Key {
+            ptr: ptr.cast(),
+            write,
+            tracking: None,
+        }
     }
 }
 
-/// An open key; closed on drop.
+/// An open key; closed on drop. A key opened for writing remembers the measure of the value
+/// it first handed out (or stored), and on drop adds what the command changed to the totals.
 pub struct Key {
     ptr: *mut raw::RedisModuleKey,
+    write: bool,
+    tracking: Option<Tracking>,
+}
+
+/// The measure of a value before a write command touched it.
+struct Tracking {
+    before: Measure,
+    measure: fn(*const c_void) -> Measure,
+    totals: &'static Totals,
+}
+
+/// The measure of a value stored as a `T`.
+fn measure_raw<T: Measured>(value: *const c_void) -> Measure {
+    // SAFETY: only called with the value pointer of a key whose type stores `T`.
+    unsafe { value.cast::<T>().as_ref() }.map_or(Measure::default(), Measured::measure)
 }
 
 /// What an open key holds, seen from one module type.
@@ -238,7 +259,7 @@ pub enum Slot<'k, T> {
 
 impl Key {
     /// The key's value if it is of `ty`, whose values are all `T`.
-    pub fn slot<T>(&mut self, ty: &redis_module::native_types::RedisType) -> Slot<'_, T> {
+    pub fn slot<T: Measured>(&mut self, ty: &redis_module::native_types::RedisType) -> Slot<'_, T> {
         // SAFETY: `ptr` is an open key (or null for a missing key opened read-only, which the
         // API treats as empty). A value of our type was stored by `set` as a `Box<T>` of the
         // `T` that belongs to this type, so the cast is to its real type.
@@ -252,14 +273,22 @@ impl Key {
                 return Slot::WrongType;
             }
             match NonNull::new(api!(RedisModule_ModuleTypeGetValue)(self.ptr).cast::<T>()) {
-                Some(mut value) => Slot::Ours(value.as_mut()),
+                Some(mut value) => {
+                    self.track::<T>(value.as_ref().measure());
+                    Slot::Ours(value.as_mut())
+                }
                 None => Slot::WrongType,
             }
         }
     }
 
     /// Stores a new value of `ty` in this (empty, writable) key.
-    pub fn set<T>(&mut self, ty: &redis_module::native_types::RedisType, value: T) -> &mut T {
+    pub fn set<T: Measured>(
+        &mut self,
+        ty: &redis_module::native_types::RedisType,
+        value: T,
+    ) -> &mut T {
+        self.track::<T>(Measure::default());
         let boxed = Box::into_raw(Box::new(value));
         // SAFETY: the key is open for writing; Redis owns the box from here and hands it back
         // to the type's free callback, which rebuilds the `Box<T>`.
@@ -268,13 +297,32 @@ impl Key {
             &mut *boxed
         }
     }
+
+    fn track<T: Measured>(&mut self, before: Measure) {
+        if self.write && self.tracking.is_none() {
+            self.tracking = Some(Tracking {
+                before,
+                measure: measure_raw::<T>,
+                totals: T::totals(),
+            });
+        }
+    }
 }
 
 impl Drop for Key {
     fn drop(&mut self) {
-        if !self.ptr.is_null() {
-            // SAFETY: `ptr` was opened by `open_key` and is closed exactly once.
-            unsafe { api!(RedisModule_CloseKey)(self.ptr) };
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: `ptr` was opened by `open_key` and is still open; it is closed exactly once.
+        unsafe {
+            if let Some(tracking) = self.tracking.take() {
+                let value = api!(RedisModule_ModuleTypeGetValue)(self.ptr);
+                tracking
+                    .totals
+                    .change(tracking.before, (tracking.measure)(value));
+            }
+            api!(RedisModule_CloseKey)(self.ptr);
         }
     }
 }
@@ -457,4 +505,23 @@ impl Digest {
 /// of the same type) and still owned by Redis.
 pub unsafe fn value_ref<'a, T>(value: *const c_void) -> Option<&'a T> {
     value.cast::<T>().as_ref()
+}
+
+/// The `INFO bf` section: the totals of `stats`.
+///
+/// # Safety
+/// Called by Redis with a live info context.
+unsafe extern "C" fn info_section(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
+    guard((), || {
+        raw::add_info_section(ctx, None);
+        for (name, value) in super::stats::info_fields() {
+            raw::add_info_field_long_long(ctx, name, value);
+        }
+    })
+}
+
+/// Registers the `INFO bf` section (it also shows in `INFO modules` and `INFO everything`).
+pub fn register_info(ctx: RawCtx) {
+    // SAFETY: called once during module load; the callback is a static function.
+    unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(info_section)) };
 }

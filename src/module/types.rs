@@ -11,6 +11,7 @@ use super::config;
 use super::ffi::{
     emit_loadchunk, guard, log_load_error, value_ref, Digest, IoReader, IoWriter, RawString,
 };
+use super::stats;
 use crate::bloom::Chain;
 
 pub(super) const fn methods(
@@ -64,8 +65,12 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
 unsafe extern "C" fn bf_rdb_load(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guard(null_mut(), || {
         match Chain::load(&mut IoReader { io }, encver, config::max_filter_bytes()) {
-            Ok(chain) => Box::into_raw(Box::new(chain)).cast(),
+            Ok(chain) => {
+                stats::appeared(&chain, true);
+                Box::into_raw(Box::new(chain)).cast()
+            }
             Err(e) => {
+                stats::count(&stats::REJECTED_PAYLOADS);
                 log_load_error(io, "a Bloom filter", &e);
                 null_mut()
             }
@@ -145,7 +150,8 @@ unsafe extern "C" fn bf_digest(md: *mut raw::RedisModuleDigest, value: *mut c_vo
 unsafe extern "C" fn bf_free(value: *mut c_void) {
     guard((), || {
         if !value.is_null() {
-            drop(Box::from_raw(value.cast::<Chain>()));
+            let chain = Box::from_raw(value.cast::<Chain>());
+            stats::appeared(&*chain, false);
         }
     })
 }
@@ -158,7 +164,10 @@ unsafe extern "C" fn bf_copy(
     value: *const c_void,
 ) -> *mut c_void {
     guard(null_mut(), || match value_ref::<Chain>(value) {
-        Some(chain) => Box::into_raw(Box::new(chain.clone())).cast(),
+        Some(chain) => {
+            stats::appeared(chain, true);
+            Box::into_raw(Box::new(chain.clone())).cast()
+        }
         None => null_mut(),
     })
 }

@@ -1,0 +1,142 @@
+//! Totals over every Bloom and Cuckoo value of the server, for the `INFO bf` section: how many
+//! values, their bytes (as MEMORY USAGE counts them), items and sub-filters, and how many
+//! payloads and chunks were refused. Values report their own measure; the key wrapper in
+//! `ffi` applies the difference a write command made, and the type callbacks account for
+//! values that appear (RDB load, RESTORE, COPY) and disappear (free).
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::bloom::Chain;
+use crate::cuckoo::CuckooFilter;
+
+/// What one value contributes to the totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measure {
+    pub values: i64,
+    pub bytes: i64,
+    pub items: i64,
+    pub filters: i64,
+}
+
+/// Running totals of one value type.
+pub struct Totals {
+    values: AtomicI64,
+    bytes: AtomicI64,
+    items: AtomicI64,
+    filters: AtomicI64,
+}
+
+impl Totals {
+    const fn new() -> Self {
+        Totals {
+            values: AtomicI64::new(0),
+            bytes: AtomicI64::new(0),
+            items: AtomicI64::new(0),
+            filters: AtomicI64::new(0),
+        }
+    }
+
+    /// Adds `after - before` (a value that appeared has `before` zero; one that went, `after`).
+    pub fn change(&self, before: Measure, after: Measure) {
+        if before == after {
+            return;
+        }
+        let pairs = [
+            (&self.values, after.values.wrapping_sub(before.values)),
+            (&self.bytes, after.bytes.wrapping_sub(before.bytes)),
+            (&self.items, after.items.wrapping_sub(before.items)),
+            (&self.filters, after.filters.wrapping_sub(before.filters)),
+        ];
+        for (total, delta) in pairs {
+            total.fetch_add(delta, Ordering::Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> Measure {
+        Measure {
+            values: self.values.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            items: self.items.load(Ordering::Relaxed),
+            filters: self.filters.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pub static BLOOM: Totals = Totals::new();
+pub static CUCKOO: Totals = Totals::new();
+/// RDB values and RESTORE payloads the loaders refused.
+pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
+/// LOADCHUNK headers and chunks refused.
+pub static REJECTED_CHUNKS: AtomicI64 = AtomicI64::new(0);
+
+pub fn count(counter: &AtomicI64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A value type whose values take part in the totals.
+pub trait Measured {
+    fn measure(&self) -> Measure;
+    fn totals() -> &'static Totals;
+}
+
+fn saturating(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl Measured for Chain {
+    fn measure(&self) -> Measure {
+        Measure {
+            values: 1,
+            bytes: saturating(self.reported_bytes()),
+            items: saturating(self.size),
+            filters: saturating(self.links.len() as u64),
+        }
+    }
+    fn totals() -> &'static Totals {
+        &BLOOM
+    }
+}
+
+impl Measured for CuckooFilter {
+    fn measure(&self) -> Measure {
+        Measure {
+            values: 1,
+            bytes: saturating(self.size_bytes()),
+            items: saturating(self.num_items()),
+            filters: i64::from(self.num_filters()),
+        }
+    }
+    fn totals() -> &'static Totals {
+        &CUCKOO
+    }
+}
+
+/// Accounts for a value that appeared (`true`) or went away (`false`).
+pub fn appeared<T: Measured>(value: &T, appeared: bool) {
+    let measure = value.measure();
+    if appeared {
+        T::totals().change(Measure::default(), measure);
+    } else {
+        T::totals().change(measure, Measure::default());
+    }
+}
+
+/// The fields of the `INFO bf` section.
+pub fn info_fields() -> [(&'static str, i64); 10] {
+    let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
+    [
+        ("bloom_filters", bloom.values),
+        ("bloom_memory_bytes", bloom.bytes),
+        ("bloom_items", bloom.items),
+        ("bloom_links", bloom.filters),
+        ("cuckoo_filters", cuckoo.values),
+        ("cuckoo_memory_bytes", cuckoo.bytes),
+        ("cuckoo_items", cuckoo.items),
+        ("cuckoo_sub_filters", cuckoo.filters),
+        (
+            "rejected_payloads",
+            REJECTED_PAYLOADS.load(Ordering::Relaxed),
+        ),
+        ("rejected_chunks", REJECTED_CHUNKS.load(Ordering::Relaxed)),
+    ]
+}
