@@ -384,3 +384,37 @@ fn info_section_totals() {
         .text()
         .contains("bf_rejected_chunks:2"));
 }
+
+fn lazyfreed(c: &mut Client) -> i64 {
+    let stats = call!(c, "INFO", "memory").text();
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("lazyfreed_objects:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn large_filters_are_freed_in_the_background() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "small", "0.01", "1000"), ok());
+    assert_eq!(call!(c, "CF.RESERVE", "smallcf", "1000"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "large", "0.01", "10000000"), ok());
+    assert_eq!(call!(c, "CF.RESERVE", "largecf", "10000000"), ok());
+    assert_eq!(call!(c, "UNLINK", "small", "smallcf"), Int(2));
+    assert_eq!(lazyfreed(&mut c), 0);
+    assert_eq!(call!(c, "UNLINK", "large", "largecf"), Int(2));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while lazyfreed(&mut c) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "large values were not freed in the background"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(lazyfreed(&mut c), 2);
+    assert_eq!(info_bf(&mut c), expected_totals(&mut c, (0, 0)));
+}

@@ -173,6 +173,12 @@ impl CuckooFilter {
     }
 
     /// The sub-filters, oldest first.
+    /// The sub-filters' vector, for an allocator that moves heap blocks (Redis's active
+    /// defragmentation); callers move memory, never change lengths.
+    pub(crate) fn sub_filters_for_relocation(&mut self) -> &mut Vec<SubFilter> {
+        &mut self.filters
+    }
+
     pub fn sub_filters(&self) -> &[SubFilter] {
         &self.filters
     }

@@ -43,6 +43,11 @@ impl SubFilter {
         })
     }
 
+    /// The slot bytes, for an allocator that moves heap blocks; callers never change the length.
+    pub(crate) fn slots_for_relocation(&mut self) -> &mut Vec<u8> {
+        &mut self.slots
+    }
+
     pub fn num_buckets(&self) -> u64 {
         self.num_buckets
     }

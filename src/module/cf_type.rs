@@ -9,25 +9,54 @@ use redis_module::raw;
 
 use super::config;
 use super::ffi::{
-    emit_loadchunk, guard, log_load_error, value_ref, Digest, IoReader, IoWriter, RawString,
+    emit_loadchunk, guard, log_load_error, value_ref, Defrag, Digest, IoReader, IoWriter, RawString,
 };
 use super::stats;
-use super::types::methods;
+use super::types::{free_effort, methods, Callbacks};
 use crate::cuckoo::CuckooFilter;
 
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     "MBbloomCF",
     crate::cuckoo::ENCODING_VERSION,
-    methods(
-        Some(cf_rdb_load),
-        Some(cf_rdb_save),
-        Some(cf_aof_rewrite),
-        Some(cf_mem_usage),
-        Some(cf_digest),
-        Some(cf_free),
-        Some(cf_copy),
-    ),
+    methods(Callbacks {
+        rdb_load: Some(cf_rdb_load),
+        rdb_save: Some(cf_rdb_save),
+        aof_rewrite: Some(cf_aof_rewrite),
+        mem_usage: Some(cf_mem_usage),
+        digest: Some(cf_digest),
+        free: Some(cf_free),
+        copy: Some(cf_copy),
+        free_effort: Some(free_effort::<CuckooFilter>),
+        defrag: Some(cf_defrag),
+    }),
 );
+
+/// Moves the filter, its sub-filter vector and every slot array during active
+/// defragmentation.
+///
+/// # Safety
+/// Called by Redis with a live defrag context and the address of a value of this type.
+unsafe extern "C" fn cf_defrag(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: RawString,
+    value: *mut *mut c_void,
+) -> c_int {
+    guard(0, || {
+        let defrag = Defrag::new(ctx);
+        defrag.value(value);
+        if let Some(filter) = value
+            .as_ref()
+            .and_then(|v| v.cast::<CuckooFilter>().as_mut())
+        {
+            let sub_filters = filter.sub_filters_for_relocation();
+            defrag.vec(sub_filters);
+            for sub_filter in sub_filters.iter_mut() {
+                defrag.vec(sub_filter.slots_for_relocation());
+            }
+        }
+        0
+    })
+}
 
 /// # Safety
 /// Called by Redis with a live RDB handle.

@@ -525,3 +525,73 @@ pub fn register_info(ctx: RawCtx) {
     // SAFETY: called once during module load; the callback is a static function.
     unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(info_section)) };
 }
+
+/// Moves a value's heap blocks during active defragmentation.
+pub struct Defrag {
+    ctx: *mut raw::RedisModuleDefragCtx,
+}
+
+impl Defrag {
+    /// # Safety
+    /// `ctx` is the live defrag context of a type's defrag callback.
+    pub unsafe fn new(ctx: *mut raw::RedisModuleDefragCtx) -> Self {
+        Defrag { ctx }
+    }
+
+    /// Moves one allocation; returns its new address, or the old one if it stayed.
+    ///
+    /// # Safety
+    /// `ptr` is a live allocation made through Redis's allocator (the module's global
+    /// allocator), and nothing else refers to it once the caller adopts the result.
+    unsafe fn moved(&self, ptr: *mut c_void) -> *mut c_void {
+        let new = api!(RedisModule_DefragAlloc)(self.ctx, ptr);
+        if new.is_null() {
+            ptr
+        } else {
+            new
+        }
+    }
+
+    /// Moves the boxed value Redis holds a pointer to.
+    pub fn value(&self, value: *mut *mut c_void) {
+        // SAFETY: Redis passes the address of its pointer to our boxed value, which the
+        // global allocator made; Redis adopts the new address we write back.
+        unsafe {
+            if let Some(slot) = value.as_mut() {
+                if !slot.is_null() {
+                    *slot = self.moved(*slot);
+                }
+            }
+        }
+    }
+
+    /// Moves a vector's buffer, keeping its length and capacity.
+    pub fn vec<T>(&self, vec: &mut Vec<T>) {
+        if vec.capacity() == 0 || std::mem::size_of::<T>() == 0 {
+            return;
+        }
+        let mut old = std::mem::ManuallyDrop::new(std::mem::take(vec));
+        let (len, capacity) = (old.len(), old.capacity());
+        // SAFETY: the buffer came from the global allocator (Redis's); jemalloc keeps the
+        // alignment of the size class, so the moved block fits `T`; the old vector is
+        // forgotten and the new one owns the block.
+        unsafe {
+            let ptr = self.moved(old.as_mut_ptr().cast()).cast::<T>();
+            *vec = Vec::from_raw_parts(ptr, len, capacity);
+        }
+    }
+
+    /// Moves a boxed byte slice.
+    pub fn bytes(&self, bytes: &mut Box<[u8]>) {
+        if bytes.is_empty() {
+            return;
+        }
+        let len = bytes.len();
+        let old = Box::into_raw(std::mem::take(bytes));
+        // SAFETY: as `vec`; the old box was released into `old` and is adopted again.
+        unsafe {
+            let ptr = self.moved(old.cast()).cast::<u8>();
+            *bytes = Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len));
+        }
+    }
+}

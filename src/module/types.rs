@@ -9,35 +9,41 @@ use redis_module::raw;
 
 use super::config;
 use super::ffi::{
-    emit_loadchunk, guard, log_load_error, value_ref, Digest, IoReader, IoWriter, RawString,
+    emit_loadchunk, guard, log_load_error, value_ref, Defrag, Digest, IoReader, IoWriter, RawString,
 };
 use super::stats;
+use super::stats::Measured;
 use crate::bloom::Chain;
 
-pub(super) const fn methods(
-    rdb_load: raw::RedisModuleTypeLoadFunc,
-    rdb_save: raw::RedisModuleTypeSaveFunc,
-    aof_rewrite: raw::RedisModuleTypeRewriteFunc,
-    mem_usage: raw::RedisModuleTypeMemUsageFunc,
-    digest: raw::RedisModuleTypeDigestFunc,
-    free: raw::RedisModuleTypeFreeFunc,
-    copy: raw::RedisModuleTypeCopyFunc,
-) -> raw::RedisModuleTypeMethods {
+/// The callbacks a data type registers (the rest stay unset).
+pub(super) struct Callbacks {
+    pub rdb_load: raw::RedisModuleTypeLoadFunc,
+    pub rdb_save: raw::RedisModuleTypeSaveFunc,
+    pub aof_rewrite: raw::RedisModuleTypeRewriteFunc,
+    pub mem_usage: raw::RedisModuleTypeMemUsageFunc,
+    pub digest: raw::RedisModuleTypeDigestFunc,
+    pub free: raw::RedisModuleTypeFreeFunc,
+    pub copy: raw::RedisModuleTypeCopyFunc,
+    pub free_effort: raw::RedisModuleTypeFreeEffortFunc,
+    pub defrag: raw::RedisModuleTypeDefragFunc,
+}
+
+pub(super) const fn methods(c: Callbacks) -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
-        rdb_load,
-        rdb_save,
-        aof_rewrite,
-        mem_usage,
-        digest,
-        free,
+        rdb_load: c.rdb_load,
+        rdb_save: c.rdb_save,
+        aof_rewrite: c.aof_rewrite,
+        mem_usage: c.mem_usage,
+        digest: c.digest,
+        free: c.free,
         aux_load: None,
         aux_save: None,
         aux_save_triggers: 0,
-        free_effort: None,
+        free_effort: c.free_effort,
         unlink: None,
-        copy,
-        defrag: None,
+        copy: c.copy,
+        defrag: c.defrag,
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,
@@ -46,19 +52,61 @@ pub(super) const fn methods(
     }
 }
 
+/// How much work freeing a value is, in Redis's units (about one per allocation): a value
+/// above 64 is freed by a background thread on UNLINK / lazy free, so large filters never
+/// stall the server. One unit per 64 KiB plus one per sub-filter.
+///
+/// # Safety
+/// Called by Redis with a value of the type that stores `T`.
+pub(super) unsafe extern "C" fn free_effort<T: Measured>(
+    _key: RawString,
+    value: *const c_void,
+) -> usize {
+    guard(1, || {
+        value_ref::<T>(value).map_or(1, |v| {
+            let m = v.measure();
+            usize::try_from((m.bytes >> 16) + m.filters).unwrap_or(usize::MAX)
+        })
+    })
+}
+
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     crate::bloom::ENCODING_VERSION,
-    methods(
-        Some(bf_rdb_load),
-        Some(bf_rdb_save),
-        Some(bf_aof_rewrite),
-        Some(bf_mem_usage),
-        Some(bf_digest),
-        Some(bf_free),
-        Some(bf_copy),
-    ),
+    methods(Callbacks {
+        rdb_load: Some(bf_rdb_load),
+        rdb_save: Some(bf_rdb_save),
+        aof_rewrite: Some(bf_aof_rewrite),
+        mem_usage: Some(bf_mem_usage),
+        digest: Some(bf_digest),
+        free: Some(bf_free),
+        copy: Some(bf_copy),
+        free_effort: Some(free_effort::<Chain>),
+        defrag: Some(bf_defrag),
+    }),
 );
+
+/// Moves the chain, its link vector and every bit array during active defragmentation.
+///
+/// # Safety
+/// Called by Redis with a live defrag context and the address of a value of this type.
+unsafe extern "C" fn bf_defrag(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: RawString,
+    value: *mut *mut c_void,
+) -> c_int {
+    guard(0, || {
+        let defrag = Defrag::new(ctx);
+        defrag.value(value);
+        if let Some(chain) = value.as_ref().and_then(|v| v.cast::<Chain>().as_mut()) {
+            defrag.vec(&mut chain.links);
+            for link in &mut chain.links {
+                defrag.bytes(&mut link.array);
+            }
+        }
+        0
+    })
+}
 
 /// # Safety
 /// Called by Redis with a live RDB handle.
