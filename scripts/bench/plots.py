@@ -145,7 +145,7 @@ def plot_feed_tiers(json_path):
     axis.set_xlabel("items seen by the heaviest user")
     axis.set_ylabel("bytes")
     axis.margins(y=0.12)
-    axis.set_title("Tier growth of one heavy user: BF.RESERVE seen:{user} 0.01 1000 EXPANSION 10")
+    axis.set_title("Tier growth of the heaviest user\nBF.RESERVE seen:{user} 0.01 1000 EXPANSION 10")
     axis.grid(True, alpha=0.3)
     axis.legend(fontsize=8, loc="upper left")
     figure.tight_layout()

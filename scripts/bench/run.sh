@@ -3,6 +3,7 @@
 # benchmarks and writes their JSON and PNG files into docs/bench/:
 #   commandstats.py  server time per call of BF.*/CF.* next to GETBIT and SISMEMBER
 #   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs
+# and prints the tables of the README from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (a minute or two instead of ~8)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios
@@ -31,3 +32,5 @@ echo "== server time per call (scripts/bench/commandstats.py)"
 "$python" scripts/bench/commandstats.py --bloomrs "$module" "${stats_args[@]}"
 echo "== feed de-duplication (scripts/bench/feed_dedup.py)"
 "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}"
+echo "== results (scripts/bench/tables.py)"
+"$python" scripts/bench/tables.py
