@@ -186,7 +186,8 @@ def print_targets(rows):
 
 def run_suite(modules, runs, requests):
     """Starts one server per module, alternates the runs between them, returns all results."""
-    results = {name: {"path": path, "runs": []} for name, path in modules.items()}
+    results = {name: {"module": os.path.basename(path), "runs": []}
+               for name, path in modules.items()}
     servers = {name: RedisServer(path) for name, path in modules.items()}
     try:
         bitmaps = {}

@@ -308,7 +308,8 @@ def main():
         sys.exit(f"no module at {args.bloomrs}")
     machine = describe()
     result = run(args)
-    result = {"machine": machine, "settings": vars(args) | {
+    settings = vars(args) | {"bloomrs": os.path.basename(args.bloomrs)}
+    result = {"machine": machine, "settings": settings | {
         "error_rate": ERROR_RATE, "initial_capacity": INITIAL_CAPACITY,
         "expansion": EXPANSION}} | result
     print_summary(result)

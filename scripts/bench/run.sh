@@ -5,7 +5,7 @@
 #   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs
 # and prints the tables of the README from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
-#   --quick        fewer runs and requests, 10,000 users (a minute or two instead of ~8)
+#   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios
 #   --users N      users in the feed simulation (default 100,000)
 set -euo pipefail
