@@ -1,8 +1,9 @@
-# bloomrs: `make run` starts a server with the module, `make test` runs every test.
+# bloomrs: `make run` starts a server with the module, `make test` runs every test,
+# `make bench` measures it (results in docs/bench/).
 CARGO ?= cargo
 PORT ?= 6379
 
-.PHONY: all deps build run test lint fuzz chaos clean
+.PHONY: all deps build run test bench lint fuzz chaos clean
 
 all: build
 
@@ -20,6 +21,11 @@ run: build
 test: build
 	$(CARGO) test --release --lib
 	$(CARGO) test --release --test '*' -- --test-threads 2
+
+# Server time per call next to GETBIT/SISMEMBER, and the feed de-duplication simulation; JSON and
+# PNG into docs/bench/. BENCH_ARGS="--quick" for a short run, "--module PATH" to compare a build.
+bench:
+	CARGO="$(CARGO)" scripts/bench/run.sh $(BENCH_ARGS)
 
 # Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the RedisBloom fixtures.
 fuzz:

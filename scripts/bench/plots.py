@@ -1,0 +1,171 @@
+"""The PNG plots of the benchmark results, drawn from their JSON files.
+
+Run alone to redraw every plot from the JSON already in docs/bench/:
+    plots.py [docs/bench]
+"""
+
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+YARDSTICKS = ("GETBIT", "GETBIT random", "SISMEMBER")
+COLORS = ("#1f77b4", "#ff7f0e")
+YARDSTICK_COLOR = "#9e9e9e"
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as src:
+        return json.load(src)
+
+
+def _png(json_path, suffix=""):
+    return os.path.splitext(json_path)[0] + suffix + ".png"
+
+
+def _caption(machine):
+    return f"{machine['cpu']}, {machine['cores']} cores, {machine['redis_server'].split(' sha')[0]}"
+
+
+def _per_item(label, value, batch):
+    """Batch commands are drawn per item so that every bar shares one scale."""
+    return value / batch if label.startswith(("BF.MADD", "BF.MEXISTS")) else value
+
+
+def _commandstats_panel(axis, data, size):
+    results, batch = data["results"], data["settings"]["batch"]
+    names = list(results)
+    labels = [label.split(" ", 1)[1] for label in results[names[0]]["median"]
+              if label.startswith(size + " ")]
+    height = 0.8 / len(names)
+    for index, name in enumerate(names):
+        median = results[name]["median"]
+        values = [_per_item(label, median[f"{size} {label}"]["usec_per_call"], batch)
+                  for label in labels]
+        positions = [i + index * height for i in range(len(labels))]
+        bars = axis.barh(positions, values, height=height, color=COLORS[index], label=name)
+        axis.bar_label(bars, fmt="%.2f", padding=2, fontsize=8)
+    for row, label in enumerate(labels):
+        if label in YARDSTICKS:
+            axis.axhspan(row - height / 2 - 0.08, row + 0.8 - height / 2 + 0.08,
+                         color=YARDSTICK_COLOR, alpha=0.2, linewidth=0)
+    ticks = [f"{label} (per item)" if label in ("BF.MADD", "BF.MEXISTS") else label
+             for label in labels]
+    axis.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))], ticks)
+    axis.invert_yaxis()
+    axis.set_xlabel("usec per call (median of runs, INFO commandstats)")
+    capacity = data["settings"]["sizes"][size]
+    axis.set_title(f"{size} filter ({capacity:,} items, error rate 0.01)")
+    axis.margins(x=0.18)
+    axis.legend(loc="lower right", fontsize=8)
+
+
+def plot_commandstats(json_path):
+    """Two panels (small, large filter): usec_per_call of each command, yardsticks shaded."""
+    data = _load(json_path)
+    figure, axes = plt.subplots(1, 2, figsize=(11, 5))
+    for axis, size in zip(axes, ("small", "large")):
+        _commandstats_panel(axis, data, size)
+    figure.suptitle("Server time per call; shaded rows are the yardsticks (GETBIT, SISMEMBER)")
+    figure.text(0.01, 0.01, _caption(data["machine"]), fontsize=7, color="#555555")
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path = _png(json_path)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _memory_axis(axis, samples, heavy):
+    for name, color, marker in (("set", COLORS[1], "o"), ("bloomrs", COLORS[0], "s")):
+        points = samples[name]
+        axis.scatter([p[0] for p in points], [p[1] for p in points], s=6, alpha=0.5,
+                     color=color, marker=marker, label=f"{name}: sampled users")
+        trace = heavy[name]
+        axis.plot([p[0] for p in trace], [p[1] for p in trace], color=color, linewidth=1.5,
+                  label=f"{name}: heaviest user over time")
+    target = heavy["set"]
+    axis.plot([p[0] for p in target], [p[1] / 10 for p in target], color=COLORS[1],
+              linestyle=":", linewidth=1, label="set / 10 (the target for bloomrs)")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("items seen by the user")
+    axis.set_ylabel("MEMORY USAGE of the user's key (bytes)")
+    axis.grid(True, which="major", alpha=0.3)
+    axis.legend(fontsize=8, loc="upper left")
+
+
+def plot_feed_memory(json_path):
+    """Memory of one user's key against the items that user has seen, SET against bloomrs."""
+    data = _load(json_path)
+    figure, axis = plt.subplots(figsize=(7.5, 5))
+    _memory_axis(axis, data["samples"], data["heavy_user"])
+    settings = data["settings"]
+    axis.set_title(f"Feed de-duplication, {settings['users']:,} users: memory per user\n"
+                   f"({settings['item_ids']} item ids; bloomrs: 0.01, 1000, EXPANSION 10)")
+    figure.text(0.01, 0.01, _caption(data["machine"]), fontsize=7, color="#555555")
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path = _png(json_path, "-memory")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _plateaus(trace):
+    """(first items seen, bytes) of every step of a step trace."""
+    steps = [trace[0]]
+    for items, size in trace[1:]:
+        if size != steps[-1][1]:
+            steps.append((items, size))
+    return steps
+
+
+def plot_feed_tiers(json_path):
+    """The heaviest user's Bloom filter growing in tiers (EXPANSION 10) as it sees more items."""
+    data = _load(json_path)
+    trace = data["heavy_user"]["bloomrs"]
+    figure, axis = plt.subplots(figsize=(7.5, 4.5))
+    axis.step([p[0] for p in trace], [p[1] for p in trace], where="post", color=COLORS[0],
+              label="bloomrs: MEMORY USAGE of the heaviest user's filter")
+    for items, size in _plateaus(trace):
+        axis.annotate(f"{size / 1024:,.1f} KiB", (items, size), xytext=(4, 4),
+                      textcoords="offset points", fontsize=8)
+    boundary = 0
+    for tier in data["heavy_user"]["tiers"]:
+        boundary += tier
+        if boundary <= trace[-1][0]:
+            axis.axvline(boundary, color=YARDSTICK_COLOR, linestyle="--", linewidth=0.8)
+    axis.plot([], [], color=YARDSTICK_COLOR, linestyle="--", linewidth=0.8,
+              label="capacity of the tiers so far (1,000; 11,000; 111,000)")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("items seen by the heaviest user")
+    axis.set_ylabel("bytes")
+    axis.margins(y=0.12)
+    axis.set_title("Tier growth of the heaviest user\nBF.RESERVE seen:{user} 0.01 1000 EXPANSION 10")
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize=8, loc="upper left")
+    figure.tight_layout()
+    path = _png(json_path, "-tiers")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def main():
+    folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
+    drawn = []
+    if os.path.exists(os.path.join(folder, "commandstats.json")):
+        drawn.append(plot_commandstats(os.path.join(folder, "commandstats.json")))
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("feed") and name.endswith(".json"):
+            path = os.path.join(folder, name)
+            drawn += [plot_feed_memory(path), plot_feed_tiers(path)]
+    print("\n".join(drawn))
+
+
+if __name__ == "__main__":
+    main()

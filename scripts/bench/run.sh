@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `make bench`: installs what is missing, builds the release module, then runs the two
+# benchmarks and writes their JSON and PNG files into docs/bench/:
+#   commandstats.py  server time per call of BF.*/CF.* next to GETBIT and SISMEMBER
+#   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs
+# and prints the tables of the README from the JSON (tables.py).
+# Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
+#   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
+#   --module PATH  also measure another module build, alternating with bloomrs, with ratios
+#   --users N      users in the feed simulation (default 100,000)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+stats_args=()
+feed_args=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) stats_args+=(--quick); feed_args+=(--quick) ;;
+        --module) stats_args+=(--module "$2"); shift ;;
+        --users) feed_args+=(--users "$2"); shift ;;
+        *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+scripts/bench/setup.sh
+"${CARGO:-cargo}" build --release
+module="${CARGO_TARGET_DIR:-target}/release/libbloomrs.so"
+python=.venv/bin/python
+
+echo "== server time per call (scripts/bench/commandstats.py)"
+"$python" scripts/bench/commandstats.py --bloomrs "$module" "${stats_args[@]}"
+echo "== feed de-duplication (scripts/bench/feed_dedup.py)"
+"$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}"
+echo "== results (scripts/bench/tables.py)"
+"$python" scripts/bench/tables.py

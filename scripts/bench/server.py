@@ -1,0 +1,77 @@
+"""A throwaway redis-server on a free loopback port, for the benchmarks.
+
+Each server gets its own temporary --dir, saves nothing (--save "", no AOF) and is shut down
+(and its directory removed) when the `with` block ends, even on an error or Ctrl-C.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import redis
+
+START_TIMEOUT_S = 10
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """redis-server with an optional module loaded; `client` is a redis-py client to it."""
+
+    def __init__(self, module=None, module_args=()):
+        self.module = module
+        self.module_args = list(module_args)
+        self.port = None
+        self.dir = None
+        self.process = None
+        self.client = None
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="bloomrs-bench-")
+        self.port = free_port()
+        cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", "--dir", self.dir,
+               "--logfile", os.path.join(self.dir, "redis.log")]
+        if self.module:
+            cmd += ["--loadmodule", os.path.abspath(self.module), *self.module_args]
+        self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        self.client = redis.Redis(port=self.port, protocol=2, decode_responses=True)
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited at start; see {self.dir}/redis.log")
+            try:
+                self.client.ping()
+                return
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not answer within {START_TIMEOUT_S}s")
+
+    def __exit__(self, *exc):
+        if self.process and self.process.poll() is None:
+            try:
+                self.client.shutdown(nosave=True)
+            except redis.ConnectionError:
+                pass  # shutdown closes the connection before replying
+            try:
+                self.process.wait(timeout=START_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def used_memory(self):
+        """INFO memory's used_memory, in bytes."""
+        return int(self.client.info("memory")["used_memory"])
