@@ -13,6 +13,37 @@ const LN2_SQUARED: f64 = 0.480_453_013_918_201;
 /// a dump asking for more is refused instead of turning every add into a long loop.
 pub const MAX_HASHES: u32 = 1100;
 
+/// Links with at most this many hash functions (every error rate down to about 1e-5) compute
+/// their probes once into a stack array and prefetch them.
+const PROBE_BATCH: usize = 16;
+/// Below this size a link's bit array stays in the CPU caches and prefetching across items
+/// would only cost time.
+const PREFETCH_MIN_BYTES: usize = 256 * 1024;
+
+/// An item's probes in one link.
+struct Probes {
+    count: usize,
+    at: [(usize, u8); PROBE_BATCH],
+}
+
+impl Probes {
+    fn iter(&self) -> impl Iterator<Item = &(usize, u8)> {
+        self.at.iter().take(self.count)
+    }
+}
+
+/// A hint to load the cache line holding `ptr`; it never faults, whatever the address.
+#[inline]
+fn prefetch(ptr: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
 /// Chain option bits, as stored in headers and RDB values.
 pub const OPT_NOROUND: u32 = 1;
 pub const OPT_ENTS_IS_BITS: u32 = 2;
@@ -179,14 +210,58 @@ impl Link {
         ((position >> 3) as usize, 1u8 << (position & 7))
     }
 
+    /// The probes of an item (byte index and mask), computed once: up to `PROBE_BATCH` of
+    /// them, or None for links with more hash functions (which take the plain path).
+    #[inline]
+    fn probes(&self, hash: ItemHash) -> Option<Probes> {
+        let count = usize::try_from(self.hashes)
+            .ok()
+            .filter(|k| *k <= PROBE_BATCH)?;
+        let modulus = self.modulus();
+        let mut probes = Probes {
+            count,
+            at: [(0, 0); PROBE_BATCH],
+        };
+        for (i, slot) in probes.at.iter_mut().take(count).enumerate() {
+            *slot = self.probe(hash, i as u64, modulus);
+        }
+        Some(probes)
+    }
+
+    /// Asks the CPU to start loading the bytes an item's probes will read, so that the cache
+    /// misses of a large link overlap instead of following one another.
+    #[inline]
+    fn prefetch_probes(&self, probes: &Probes) {
+        for (byte, _) in probes.iter() {
+            prefetch(self.array.as_ptr().wrapping_add(*byte));
+        }
+    }
+
+    /// Starts loading the bytes `contains(hash)` will read (for batches of items).
+    #[inline]
+    pub fn prefetch(&self, hash: ItemHash) {
+        if self.array.len() >= PREFETCH_MIN_BYTES {
+            if let Some(probes) = self.probes(hash) {
+                self.prefetch_probes(&probes);
+            }
+        }
+    }
+
     /// Whether every probed bit is set.
     #[inline]
     pub fn contains(&self, hash: ItemHash) -> bool {
-        let modulus = self.modulus();
-        (0..u64::from(self.hashes)).all(|i| {
-            let (byte, mask) = self.probe(hash, i, modulus);
-            self.array.get(byte).is_some_and(|b| b & mask != 0)
-        })
+        let Some(probes) = self.probes(hash) else {
+            let modulus = self.modulus();
+            return (0..u64::from(self.hashes)).all(|i| self.is_set(self.probe(hash, i, modulus)));
+        };
+        self.prefetch_probes(&probes);
+        let found = probes.iter().all(|probe| self.is_set(*probe));
+        found
+    }
+
+    #[inline]
+    fn is_set(&self, (byte, mask): (usize, u8)) -> bool {
+        self.array.get(byte).is_some_and(|b| b & mask != 0)
     }
 
     /// Sets every probed bit; true if at least one was clear.

@@ -21,10 +21,47 @@ const CHAIN_OVERHEAD: u64 = 32;
 const LINK_OVERHEAD: u64 = 64;
 
 /// The two 64-bit hashes an item's probe positions are derived from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ItemHash {
     pub a: u64,
     pub b: u64,
+}
+
+/// The hashes of the next few items of a batch, whose probes are being prefetched.
+#[derive(Default)]
+struct Lookahead {
+    hashes: [ItemHash; Lookahead::DEPTH],
+    start: usize,
+    len: usize,
+}
+
+impl Lookahead {
+    /// Items in flight: enough to overlap several cache misses, few enough to stay in L1.
+    const DEPTH: usize = 8;
+
+    /// Queues a hash; once the queue is full, returns the oldest one to process now.
+    fn push(&mut self, hash: ItemHash) -> Option<ItemHash> {
+        let slot = (self.start + self.len) % Self::DEPTH;
+        if self.len == Self::DEPTH {
+            let oldest = std::mem::replace(&mut self.hashes[self.start], hash);
+            self.start = (self.start + 1) % Self::DEPTH;
+            return Some(oldest);
+        }
+        self.hashes[slot] = hash;
+        self.len += 1;
+        None
+    }
+
+    /// The oldest queued hash.
+    fn pop(&mut self) -> Option<ItemHash> {
+        if self.len == 0 {
+            return None;
+        }
+        let oldest = self.hashes[self.start];
+        self.start = (self.start + 1) % Self::DEPTH;
+        self.len -= 1;
+        Some(oldest)
+    }
 }
 
 /// Why a chain could not be created.
@@ -127,13 +164,73 @@ impl Chain {
 
     #[inline]
     pub fn contains(&self, item: &[u8]) -> bool {
-        let hash = self.hash(item);
+        self.contains_hash(self.hash(item))
+    }
+
+    #[inline]
+    pub fn contains_hash(&self, hash: ItemHash) -> bool {
         self.links.iter().rev().any(|link| link.contains(hash))
+    }
+
+    /// Starts loading what `contains_hash(hash)` will read from large links, so a batch of
+    /// lookups overlaps its cache misses.
+    #[inline]
+    pub fn prefetch(&self, hash: ItemHash) {
+        for link in self.links.iter().rev() {
+            link.prefetch(hash);
+        }
+    }
+
+    /// Answers `contains` for every item, prefetching a few items ahead.
+    pub fn contains_each<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        mut answer: impl FnMut(bool),
+    ) {
+        let mut ahead = Lookahead::default();
+        for item in items {
+            let hash = self.hash(item);
+            self.prefetch(hash);
+            if let Some(oldest) = ahead.push(hash) {
+                answer(self.contains_hash(oldest));
+            }
+        }
+        while let Some(hash) = ahead.pop() {
+            answer(self.contains_hash(hash));
+        }
     }
 
     /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
     pub fn add(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
-        let hash = self.hash(item);
+        self.add_hash(self.hash(item), max_bytes)
+    }
+
+    /// Adds every item in order, prefetching a few items ahead; `answer` receives each
+    /// outcome and returns false to stop.
+    pub fn add_each<'a>(
+        &mut self,
+        items: impl Iterator<Item = &'a [u8]>,
+        max_bytes: u64,
+        mut answer: impl FnMut(Result<bool, AddError>) -> bool,
+    ) {
+        let mut ahead = Lookahead::default();
+        for item in items {
+            let hash = self.hash(item);
+            self.prefetch(hash);
+            if let Some(oldest) = ahead.push(hash) {
+                if !answer(self.add_hash(oldest, max_bytes)) {
+                    return;
+                }
+            }
+        }
+        while let Some(hash) = ahead.pop() {
+            if !answer(self.add_hash(hash, max_bytes)) {
+                return;
+            }
+        }
+    }
+
+    fn add_hash(&mut self, hash: ItemHash, max_bytes: u64) -> Result<bool, AddError> {
         if self.links.iter().rev().any(|link| link.contains(hash)) {
             return Ok(false);
         }

@@ -66,6 +66,21 @@ fn worked_sequence_expansion_one() {
 }
 
 #[test]
+fn batched_adds_stop_when_told() {
+    let mut ns = reserve(0.01, 3, 2, false);
+    let items = ["a", "b", "c", "a", "d", "e"];
+    let mut outcomes = Vec::new();
+    ns.add_each(items.iter().map(|s| s.as_bytes()), NO_LIMIT, |o| {
+        outcomes.push(o);
+        o.is_ok()
+    });
+    assert_eq!(
+        outcomes,
+        [Ok(true), Ok(true), Ok(true), Ok(false), Err(AddError::Full)]
+    );
+}
+
+#[test]
 fn non_scaling_filter_fills_up() {
     let mut ns = reserve(0.01, 3, 2, false);
     assert_eq!(madd(&mut ns, ["a", "b", "c"].map(String::from)), [1, 1, 1]);
@@ -389,6 +404,47 @@ fn false_positive_rate_at_capacity() {
         .filter(|i| chain.contains(format!("probe-{i}").as_bytes()))
         .count();
     assert!((845..=1155).contains(&hits), "false positives: {hits}");
+}
+
+#[test]
+fn batched_lookups_answer_in_order() {
+    let mut chain = reserve(0.01, 200_000, 2, true);
+    for i in 0..100_000 {
+        chain.add(format!("in{i}").as_bytes(), NO_LIMIT).unwrap();
+    }
+    for count in [0usize, 1, 7, 8, 9, 17, 300] {
+        let items: Vec<String> = (0..count)
+            .map(|i| {
+                if i % 3 == 0 {
+                    format!("out{i}")
+                } else {
+                    format!("in{i}")
+                }
+            })
+            .collect();
+        let mut answers = Vec::new();
+        chain.contains_each(items.iter().map(|s| s.as_bytes()), |found| {
+            answers.push(found)
+        });
+        let expected: Vec<bool> = items.iter().map(|i| chain.contains(i.as_bytes())).collect();
+        assert_eq!(answers, expected, "{count} items");
+        let mut copy = chain.clone();
+        let mut outcomes = Vec::new();
+        copy.add_each(items.iter().map(|s| s.as_bytes()), NO_LIMIT, |o| {
+            outcomes.push(o);
+            true
+        });
+        let mut one_by_one = chain.clone();
+        let singles: Vec<_> = items
+            .iter()
+            .map(|i| one_by_one.add(i.as_bytes(), NO_LIMIT))
+            .collect();
+        assert_eq!((outcomes, &copy), (singles, &one_by_one), "{count} items");
+        assert!(expected
+            .iter()
+            .enumerate()
+            .all(|(i, found)| i % 3 == 0 || *found));
+    }
 }
 
 #[test]

@@ -143,21 +143,21 @@ fn insert_items(
         ctx.reply_array_postponed();
     }
     let mut replied = 0;
-    for item in args.items(first) {
+    chain.add_each(args.items(first), max_bytes, |outcome| {
         replied += 1;
-        match chain.add(item, max_bytes) {
+        match outcome {
             Ok(added) => {
                 changed |= added;
                 ctx.reply_bool(added);
+                true
             }
+            // A full non-scaling filter ends the batch; a failed scale-out does not.
             Err(e) => {
                 ctx.reply_error(add_error(e));
-                if e == AddError::Full {
-                    break;
-                }
+                e != AddError::Full
             }
         }
-    }
+    });
     if multi {
         ctx.set_array_len(replied);
     }
@@ -222,8 +222,9 @@ fn check_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
     if multi {
         ctx.reply_array(args.len() - 2);
     }
-    for item in args.items(2) {
-        ctx.reply_bool(chain.is_some_and(|c| c.contains(item)));
+    match chain {
+        Some(chain) => chain.contains_each(args.items(2), |found| ctx.reply_bool(found)),
+        None => args.items(2).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
 }
