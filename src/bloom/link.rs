@@ -250,7 +250,14 @@ impl Link {
     /// Whether every probed bit is set.
     #[inline]
     pub fn contains(&self, hash: ItemHash) -> bool {
-        let Some(probes) = self.probes(hash) else {
+        // A cached link answers fastest probe by probe: an absent item usually fails at the
+        // first or second probe. A large one loads every probe at once, so the misses overlap.
+        let probes = if self.array.len() >= PREFETCH_MIN_BYTES {
+            self.probes(hash)
+        } else {
+            None
+        };
+        let Some(probes) = probes else {
             let modulus = self.modulus();
             return (0..u64::from(self.hashes)).all(|i| self.is_set(self.probe(hash, i, modulus)));
         };
