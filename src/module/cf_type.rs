@@ -2,30 +2,38 @@
 //! usage, free, copy (deviation D7) and digest (deviation D8).
 
 use std::ffi::{c_int, c_void};
-use std::ptr::null_mut;
 
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::config;
-use super::ffi::{
-    emit_loadchunk, guard, log_load_error, value_ref, Defrag, Digest, IoReader, IoWriter, RawString,
+use super::ffi::{emit_loadchunk, guard, value_ref, Defrag, Digest, IoReader, IoWriter, RawString};
+use super::types::{
+    copy, free, free_effort, mem_usage, methods, rdb_load, rdb_save, Callbacks, FilterValue,
 };
-use super::stats;
-use super::types::{free_effort, methods, Callbacks};
 use crate::cuckoo::CuckooFilter;
+use crate::rdb::LoadError;
+
+impl FilterValue for CuckooFilter {
+    const NAME: &'static str = "a cuckoo filter";
+    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
+        CuckooFilter::load(io, encver, max_bytes)
+    }
+    fn save(&self, io: &mut IoWriter) {
+        CuckooFilter::save(self, io);
+    }
+}
 
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     "MBbloomCF",
     crate::cuckoo::ENCODING_VERSION,
     methods(Callbacks {
-        rdb_load: Some(cf_rdb_load),
-        rdb_save: Some(cf_rdb_save),
+        rdb_load: Some(rdb_load::<CuckooFilter>),
+        rdb_save: Some(rdb_save::<CuckooFilter>),
         aof_rewrite: Some(cf_aof_rewrite),
-        mem_usage: Some(cf_mem_usage),
+        mem_usage: Some(mem_usage::<CuckooFilter>),
         digest: Some(cf_digest),
-        free: Some(cf_free),
-        copy: Some(cf_copy),
+        free: Some(free::<CuckooFilter>),
+        copy: Some(copy::<CuckooFilter>),
         free_effort: Some(free_effort::<CuckooFilter>),
         defrag: Some(cf_defrag),
     }),
@@ -59,34 +67,6 @@ unsafe extern "C" fn cf_defrag(
 }
 
 /// # Safety
-/// Called by Redis with a live RDB handle.
-unsafe extern "C" fn cf_rdb_load(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    guard(null_mut(), || {
-        match CuckooFilter::load(&mut IoReader { io }, encver, config::max_filter_bytes()) {
-            Ok(filter) => {
-                stats::appeared(&filter, true);
-                Box::into_raw(Box::new(filter)).cast()
-            }
-            Err(e) => {
-                stats::count(&stats::REJECTED_PAYLOADS);
-                log_load_error(io, "a cuckoo filter", &e);
-                null_mut()
-            }
-        }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a live RDB handle and a value of this type.
-unsafe extern "C" fn cf_rdb_save(io: *mut raw::RedisModuleIO, value: *mut c_void) {
-    guard((), || {
-        if let Some(filter) = value_ref::<CuckooFilter>(value) {
-            filter.save(&mut IoWriter { io });
-        }
-    })
-}
-
-/// # Safety
 /// Called by Redis with a live AOF handle, the key name and a value of this type.
 unsafe extern "C" fn cf_aof_rewrite(
     io: *mut raw::RedisModuleIO,
@@ -100,16 +80,6 @@ unsafe extern "C" fn cf_aof_rewrite(
                 emit_loadchunk(io, c"CF.LOADCHUNK", key, iterator, &bytes);
             }
         }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a value of this type.
-unsafe extern "C" fn cf_mem_usage(value: *const c_void) -> usize {
-    guard(0, || {
-        value_ref::<CuckooFilter>(value).map_or(0, |filter| {
-            usize::try_from(filter.size_bytes()).unwrap_or(usize::MAX)
-        })
     })
 }
 
@@ -136,32 +106,5 @@ unsafe extern "C" fn cf_digest(md: *mut raw::RedisModuleDigest, value: *mut c_vo
             }
             digest.end_sequence();
         }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a value of this type, which it no longer references.
-unsafe extern "C" fn cf_free(value: *mut c_void) {
-    guard((), || {
-        if !value.is_null() {
-            let filter = Box::from_raw(value.cast::<CuckooFilter>());
-            stats::appeared(&*filter, false);
-        }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a value of this type.
-unsafe extern "C" fn cf_copy(
-    _from: RawString,
-    _to: RawString,
-    value: *const c_void,
-) -> *mut c_void {
-    guard(null_mut(), || match value_ref::<CuckooFilter>(value) {
-        Some(filter) => {
-            stats::appeared(filter, true);
-            Box::into_raw(Box::new(filter.clone())).cast()
-        }
-        None => null_mut(),
     })
 }

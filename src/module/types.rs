@@ -14,6 +14,7 @@ use super::ffi::{
 use super::stats;
 use super::stats::Measured;
 use crate::bloom::Chain;
+use crate::rdb::LoadError;
 
 /// The callbacks a data type registers (the rest stay unset).
 pub(super) struct Callbacks {
@@ -70,17 +71,110 @@ pub(super) unsafe extern "C" fn free_effort<T: Measured>(
     })
 }
 
+/// What the shared callbacks need from a filter type.
+pub(super) trait FilterValue: Measured + Clone {
+    /// How the log names a value of this type.
+    const NAME: &'static str;
+    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError>;
+    fn save(&self, io: &mut IoWriter);
+}
+
+impl FilterValue for Chain {
+    const NAME: &'static str = "a Bloom filter";
+    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
+        Chain::load(io, encver, max_bytes)
+    }
+    fn save(&self, io: &mut IoWriter) {
+        Chain::save(self, io);
+    }
+}
+
+/// # Safety
+/// Called by Redis with a live RDB handle.
+pub(super) unsafe extern "C" fn rdb_load<T: FilterValue>(
+    io: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
+    guard(null_mut(), || {
+        match T::load(&mut IoReader { io }, encver, config::max_filter_bytes()) {
+            Ok(value) => {
+                stats::appeared(&value, true);
+                Box::into_raw(Box::new(value)).cast()
+            }
+            Err(e) => {
+                stats::count(&stats::REJECTED_PAYLOADS);
+                log_load_error(io, T::NAME, &e);
+                null_mut()
+            }
+        }
+    })
+}
+
+/// # Safety
+/// Called by Redis with a live RDB handle and a value of the type that stores `T`.
+pub(super) unsafe extern "C" fn rdb_save<T: FilterValue>(
+    io: *mut raw::RedisModuleIO,
+    value: *mut c_void,
+) {
+    guard((), || {
+        if let Some(value) = value_ref::<T>(value) {
+            value.save(&mut IoWriter { io });
+        }
+    })
+}
+
+/// The bytes RedisBloom reports for the value (MEMORY USAGE).
+///
+/// # Safety
+/// Called by Redis with a value of the type that stores `T`.
+pub(super) unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) -> usize {
+    guard(0, || {
+        value_ref::<T>(value).map_or(0, |v| {
+            usize::try_from(v.measure().bytes).unwrap_or(usize::MAX)
+        })
+    })
+}
+
+/// # Safety
+/// Called by Redis with a value of the type that stores `T`, which it no longer references.
+pub(super) unsafe extern "C" fn free<T: FilterValue>(value: *mut c_void) {
+    guard((), || {
+        if !value.is_null() {
+            let value = Box::from_raw(value.cast::<T>());
+            stats::appeared(&*value, false);
+        }
+    })
+}
+
+/// A deep copy (deviation D7).
+///
+/// # Safety
+/// Called by Redis with a value of the type that stores `T`.
+pub(super) unsafe extern "C" fn copy<T: FilterValue>(
+    _from: RawString,
+    _to: RawString,
+    value: *const c_void,
+) -> *mut c_void {
+    guard(null_mut(), || match value_ref::<T>(value) {
+        Some(value) => {
+            stats::appeared(value, true);
+            Box::into_raw(Box::new(value.clone())).cast()
+        }
+        None => null_mut(),
+    })
+}
+
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     crate::bloom::ENCODING_VERSION,
     methods(Callbacks {
-        rdb_load: Some(bf_rdb_load),
-        rdb_save: Some(bf_rdb_save),
+        rdb_load: Some(rdb_load::<Chain>),
+        rdb_save: Some(rdb_save::<Chain>),
         aof_rewrite: Some(bf_aof_rewrite),
-        mem_usage: Some(bf_mem_usage),
+        mem_usage: Some(mem_usage::<Chain>),
         digest: Some(bf_digest),
-        free: Some(bf_free),
-        copy: Some(bf_copy),
+        free: Some(free::<Chain>),
+        copy: Some(copy::<Chain>),
         free_effort: Some(free_effort::<Chain>),
         defrag: Some(bf_defrag),
     }),
@@ -109,34 +203,6 @@ unsafe extern "C" fn bf_defrag(
 }
 
 /// # Safety
-/// Called by Redis with a live RDB handle.
-unsafe extern "C" fn bf_rdb_load(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    guard(null_mut(), || {
-        match Chain::load(&mut IoReader { io }, encver, config::max_filter_bytes()) {
-            Ok(chain) => {
-                stats::appeared(&chain, true);
-                Box::into_raw(Box::new(chain)).cast()
-            }
-            Err(e) => {
-                stats::count(&stats::REJECTED_PAYLOADS);
-                log_load_error(io, "a Bloom filter", &e);
-                null_mut()
-            }
-        }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a live RDB handle and a value of this type.
-unsafe extern "C" fn bf_rdb_save(io: *mut raw::RedisModuleIO, value: *mut c_void) {
-    guard((), || {
-        if let Some(chain) = value_ref::<Chain>(value) {
-            chain.save(&mut IoWriter { io });
-        }
-    })
-}
-
-/// # Safety
 /// Called by Redis with a live AOF handle, the key name and a value of this type.
 unsafe extern "C" fn bf_aof_rewrite(
     io: *mut raw::RedisModuleIO,
@@ -150,14 +216,6 @@ unsafe extern "C" fn bf_aof_rewrite(
                 emit_loadchunk(io, c"BF.LOADCHUNK", key, chunk.next, chunk.bytes);
             }
         }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a value of this type.
-unsafe extern "C" fn bf_mem_usage(value: *const c_void) -> usize {
-    guard(0, || {
-        value_ref::<Chain>(value).map_or(0, |chain| chain.reported_bytes() as usize)
     })
 }
 
@@ -190,32 +248,5 @@ unsafe extern "C" fn bf_digest(md: *mut raw::RedisModuleDigest, value: *mut c_vo
             }
             digest.end_sequence();
         }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a value of this type, which it no longer references.
-unsafe extern "C" fn bf_free(value: *mut c_void) {
-    guard((), || {
-        if !value.is_null() {
-            let chain = Box::from_raw(value.cast::<Chain>());
-            stats::appeared(&*chain, false);
-        }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a value of this type.
-unsafe extern "C" fn bf_copy(
-    _from: RawString,
-    _to: RawString,
-    value: *const c_void,
-) -> *mut c_void {
-    guard(null_mut(), || match value_ref::<Chain>(value) {
-        Some(chain) => {
-            stats::appeared(chain, true);
-            Box::into_raw(Box::new(chain.clone())).cast()
-        }
-        None => null_mut(),
     })
 }

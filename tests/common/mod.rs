@@ -273,6 +273,18 @@ pub fn module_path() -> PathBuf {
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
+/// A new, empty data directory for one test server.
+fn fresh_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "bloomrs-test-{}-{}",
+        std::process::id(),
+        NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The data directory of the server answering on `port`, if one answers PING there.
 fn probe_dir(port: u16) -> Option<String> {
     let stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
@@ -322,13 +334,7 @@ impl Server {
 
     /// `module_args` follow the module path; `config` are extra `--name value` settings.
     pub fn build(module_args: &[&str], config: &[&str]) -> Server {
-        let dir = std::env::temp_dir().join(format!(
-            "bloomrs-test-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir();
         let mut server = Server {
             child: None,
             port: 0,
@@ -595,13 +601,14 @@ pub fn with_valid_crc(payload: &[u8]) -> Vec<u8> {
 }
 
 /// One primitive of a module value in a DUMP payload.
+#[derive(Debug, Clone, PartialEq)]
 pub enum RdbField {
     Unsigned(u64),
     Double(f64),
     Buffer(Vec<u8>),
 }
 
-fn rdb_length(value: u64, out: &mut Vec<u8>) {
+fn write_length(out: &mut Vec<u8>, value: u64) {
     if value < 64 {
         out.push(value as u8);
     } else if value < 16384 {
@@ -615,48 +622,140 @@ fn rdb_length(value: u64, out: &mut Vec<u8>) {
     }
 }
 
+fn read_length(bytes: &[u8], at: &mut usize) -> u64 {
+    let first = bytes[*at];
+    *at += 1;
+    let wide = |at: &mut usize, n: usize| {
+        *at += n;
+        bytes[*at - n..*at]
+            .iter()
+            .fold(0, |acc, b| acc << 8 | u64::from(*b))
+    };
+    match first >> 6 {
+        0 => u64::from(first & 0x3f),
+        1 => u64::from(first & 0x3f) << 8 | wide(at, 1),
+        _ if first == 0x80 => wide(at, 4),
+        _ if first == 0x81 => wide(at, 8),
+        _ => panic!("special encoding {first:#x} where a length belongs"),
+    }
+}
+
 /// Module type ids as Redis stores them: 54 bits of name, 10 bits of encoding version.
 pub const BLOOM_TYPE_ID: u64 = 0x3016_e5a2_89be_f800;
 pub const CUCKOO_TYPE_ID: u64 = 0x3016_e5a2_8982_1400;
 
-/// A DUMP payload (Redis 7.0, RDB version 10) of a module value with these primitives.
-pub fn module_payload(type_id: u64, encver: u64, fields: &[RdbField]) -> Vec<u8> {
-    let mut out = vec![7u8, 0x81];
-    out.extend_from_slice(&(type_id | encver).to_be_bytes());
-    for field in fields {
-        match field {
-            RdbField::Unsigned(v) => {
-                out.push(2);
-                rdb_length(*v, &mut out);
-            }
-            RdbField::Double(v) => {
-                out.push(4);
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-            RdbField::Buffer(b) => {
-                out.push(5);
-                rdb_length(b.len() as u64, &mut out);
-                out.extend_from_slice(b);
+/// A module value's DUMP payload taken apart: module id (type and encoding version), the
+/// primitives, and the RDB version of the trailer.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    pub module_id: u64,
+    pub fields: Vec<RdbField>,
+    pub version: [u8; 2],
+}
+
+impl Payload {
+    /// Parses an uncompressed payload (from a server with `rdbcompression no`), checking
+    /// that our CRC64 agrees with Redis's footer.
+    pub fn parse(bytes: &[u8]) -> Payload {
+        let (body, footer) = bytes.split_at(bytes.len() - 8);
+        assert_eq!(
+            crc64(body).to_le_bytes(),
+            footer,
+            "our CRC64 agrees with Redis"
+        );
+        assert_eq!(bytes[0], 7, "RDB_TYPE_MODULE_2");
+        let mut at = 1;
+        let module_id = read_length(bytes, &mut at);
+        let mut fields = Vec::new();
+        loop {
+            match read_length(bytes, &mut at) {
+                0 => break,
+                2 => fields.push(RdbField::Unsigned(read_length(bytes, &mut at))),
+                4 => {
+                    fields.push(RdbField::Double(f64::from_le_bytes(
+                        bytes[at..at + 8].try_into().unwrap(),
+                    )));
+                    at += 8;
+                }
+                5 if bytes[at] >> 6 == 3 => {
+                    // A short buffer that looked like an integer.
+                    let encoding = usize::from(bytes[at] & 0x3f);
+                    let width = [1, 2, 4][encoding];
+                    let raw = &bytes[at + 1..at + 1 + width];
+                    let value = match width {
+                        1 => i64::from(raw[0] as i8),
+                        2 => i64::from(i16::from_le_bytes([raw[0], raw[1]])),
+                        _ => i64::from(i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])),
+                    };
+                    at += 1 + width;
+                    fields.push(RdbField::Buffer(value.to_string().into_bytes()));
+                }
+                5 => {
+                    let len = read_length(bytes, &mut at) as usize;
+                    fields.push(RdbField::Buffer(bytes[at..at + len].to_vec()));
+                    at += len;
+                }
+                opcode => panic!("opcode {opcode}"),
             }
         }
+        assert_eq!(body.len() - at, 2);
+        Payload {
+            module_id,
+            fields,
+            version: [body[at], body[at + 1]],
+        }
     }
-    out.push(0);
-    out.extend_from_slice(&10u16.to_le_bytes());
-    let crc = crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+
+    /// Encodes the payload with a valid CRC64 footer.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![7u8];
+        write_length(&mut out, self.module_id);
+        for field in &self.fields {
+            match field {
+                RdbField::Unsigned(v) => {
+                    out.push(2);
+                    write_length(&mut out, *v);
+                }
+                RdbField::Double(v) => {
+                    out.push(4);
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+                RdbField::Buffer(b) => {
+                    out.push(5);
+                    write_length(&mut out, b.len() as u64);
+                    out.extend_from_slice(b);
+                }
+            }
+        }
+        out.push(0);
+        out.extend_from_slice(&self.version);
+        let crc = crc64(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// The same payload with one primitive replaced.
+    pub fn with(&self, index: usize, field: RdbField) -> Payload {
+        let mut payload = self.clone();
+        payload.fields[index] = field;
+        payload
+    }
+}
+
+/// A DUMP payload (Redis 7.0, RDB version 10) of a module value with these primitives.
+pub fn module_payload(type_id: u64, encver: u64, fields: &[RdbField]) -> Vec<u8> {
+    Payload {
+        module_id: type_id | encver,
+        fields: fields.to_vec(),
+        version: 10u16.to_le_bytes(),
+    }
+    .encode()
 }
 
 impl Server {
     /// Starts a server whose data directory holds a copy of `rdb` as its `dump.rdb`.
     pub fn with_rdb(rdb: &Path) -> Server {
-        let dir = std::env::temp_dir().join(format!(
-            "bloomrs-test-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir();
         std::fs::copy(rdb, dir.join("dump.rdb")).unwrap();
         let mut server = Server {
             child: None,
