@@ -278,13 +278,64 @@ fn creation_defaults_follow_the_settings() {
     );
 }
 
+/// The fields of INFO bf, but the allocation counter (which INFO itself moves).
 fn info_bf(c: &mut Client) -> Vec<(String, i64)> {
+    info_bf_all(c)
+        .into_iter()
+        .filter(|(name, _)| name != "bf_module_allocations")
+        .collect()
+}
+
+fn info_bf_all(c: &mut Client) -> Vec<(String, i64)> {
     call!(c, "INFO", "bf")
         .text()
         .lines()
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.to_string(), value.trim().parse().unwrap()))
         .collect()
+}
+
+fn allocations(c: &mut Client) -> i64 {
+    info_bf_all(c)
+        .into_iter()
+        .find(|(name, _)| name == "bf_module_allocations")
+        .unwrap()
+        .1
+}
+
+#[test]
+fn adds_and_lookups_allocate_nothing() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "bf", "0.01", "100000"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "big", "0.01", "10000000"), ok());
+    assert_eq!(call!(c, "CF.RESERVE", "cf", "100000"), ok());
+    // What reading the counter costs by itself (INFO builds its reply with the allocator).
+    let first = allocations(&mut c);
+    let reading = allocations(&mut c) - first;
+    assert!(reading > 0, "the counter counts");
+    let before = allocations(&mut c);
+    for i in 0..2000 {
+        let item = format!("item{i}");
+        c.send(&["BF.ADD", "bf", item.as_str()]);
+        c.send(&["BF.EXISTS", "bf", item.as_str()]);
+        c.send(&["BF.MADD", "big", item.as_str(), "x", "y"]);
+        c.send(&["BF.MEXISTS", "big", item.as_str(), "x", "z"]);
+        c.send(&["BF.INSERT", "bf", "ITEMS", item.as_str()]);
+        c.send(&["CF.ADD", "cf", item.as_str()]);
+        c.send(&["CF.EXISTS", "cf", item.as_str()]);
+        c.send(&["CF.MEXISTS", "cf", item.as_str(), "nope"]);
+        c.send(&["CF.COUNT", "cf", item.as_str()]);
+        c.send(&["CF.DEL", "cf", item.as_str()]);
+    }
+    for _ in 0..20_000 {
+        assert!(!matches!(c.read(), Error(_)));
+    }
+    assert_eq!(
+        allocations(&mut c) - before,
+        reading,
+        "allocations by 20,000 commands"
+    );
 }
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.

@@ -21,16 +21,16 @@ use cf_type::CUCKOO_TYPE;
 use ffi::{api, run_command, RawCtx, RawString};
 use types::BLOOM_TYPE;
 
-// Redis's allocator, so MEMORY USAGE and INFO memory see the filters; unit tests run without
-// a server and use the system allocator.
+// Redis's allocator, so MEMORY USAGE and INFO memory see the filters, counted for the
+// `bf_module_allocations` INFO field; unit tests run without a server on the system allocator.
 #[cfg(not(test))]
-type Allocator = redis_module::alloc::RedisAlloc;
+type Allocator = stats::Counting<redis_module::alloc::RedisAlloc>;
 #[cfg(not(test))]
-const ALLOCATOR: Allocator = redis_module::alloc::RedisAlloc;
+const ALLOCATOR: Allocator = stats::Counting(redis_module::alloc::RedisAlloc);
 #[cfg(test)]
-type Allocator = std::alloc::System;
+type Allocator = stats::Counting<std::alloc::System>;
 #[cfg(test)]
-const ALLOCATOR: Allocator = std::alloc::System;
+const ALLOCATOR: Allocator = stats::Counting(std::alloc::System);
 
 /// `major * 10000 + minor * 100 + patch`, as RedisBloom numbers its versions.
 const MODULE_VERSION: i32 = parse_decimal(env!("CARGO_PKG_VERSION_MAJOR")) * 10000

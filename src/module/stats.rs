@@ -4,6 +4,7 @@
 //! `ffi` applies the difference a write command made, and the type callbacks account for
 //! values that appear (RDB load, RESTORE, COPY) and disappear (free).
 
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::bloom::Chain;
@@ -69,6 +70,24 @@ pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
 /// LOADCHUNK headers and chunks refused.
 pub static REJECTED_CHUNKS: AtomicI64 = AtomicI64::new(0);
 
+/// Heap allocations made by the module since it loaded (the add and lookup paths make none).
+pub static ALLOCATIONS: AtomicI64 = AtomicI64::new(0);
+
+/// A global allocator that counts allocations and hands them to `A`.
+pub struct Counting<A>(pub A);
+
+// SAFETY: every call is forwarded unchanged to the wrapped allocator.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        self.0.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.0.dealloc(ptr, layout);
+    }
+}
+
 pub fn count(counter: &AtomicI64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
@@ -122,7 +141,7 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
 }
 
 /// The fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 10] {
+pub fn info_fields() -> [(&'static str, i64); 11] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
     [
         ("bloom_filters", bloom.values),
@@ -138,5 +157,6 @@ pub fn info_fields() -> [(&'static str, i64); 10] {
             REJECTED_PAYLOADS.load(Ordering::Relaxed),
         ),
         ("rejected_chunks", REJECTED_CHUNKS.load(Ordering::Relaxed)),
+        ("module_allocations", ALLOCATIONS.load(Ordering::Relaxed)),
     ]
 }
