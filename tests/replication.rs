@@ -254,5 +254,8 @@ fn replicas_hold_identical_values() {
     assert!(replica
         .log()
         .contains("MASTER <-> REPLICA sync: Finished with success"));
-    println!("replication: 7,000 random writes, {} keys compared three times", expected.len());
+    println!(
+        "replication: 7,000 random writes, {} keys compared three times",
+        expected.len()
+    );
 }

@@ -6,7 +6,8 @@ use std::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::ffi::{emit_loadchunk, guard, value_ref, Defrag, Digest, IoReader, IoWriter, RawString};
+use super::ffi::{guard, RawString};
+use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
 use super::types::{
     copy, free, free_effort, mem_usage, methods, rdb_load, rdb_save, Callbacks, FilterValue,
 };

@@ -10,6 +10,7 @@ mod config_api;
 mod docs;
 mod errors;
 mod ffi;
+mod ffi_io;
 mod stats;
 mod types;
 
@@ -117,7 +118,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             return Status::Err;
         }
     }
-    ffi::register_info(ctx.ctx);
+    ffi_io::register_info(ctx.ctx);
     if let Err(reason) = config_api::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
         return Status::Err;

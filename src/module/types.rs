@@ -8,8 +8,9 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use super::config;
-use super::ffi::{
-    emit_loadchunk, guard, log_load_error, value_ref, Defrag, Digest, IoReader, IoWriter, RawString,
+use super::ffi::{guard, RawString};
+use super::ffi_io::{
+    emit_loadchunk, log_load_error, value_ref, Defrag, Digest, IoReader, IoWriter,
 };
 use super::stats;
 use super::stats::Measured;
