@@ -19,6 +19,7 @@ run: build
 # Unit tests of the pure core, then the integration tests against a real redis-server with
 # the freshly built module.
 test: build
+	$(CARGO) build --release --features fault-injection --target-dir target/fault-injection
 	$(CARGO) test --release --lib
 	$(CARGO) test --release --test '*' -- --test-threads 2
 

@@ -9,6 +9,8 @@ mod config;
 mod config_api;
 mod docs;
 mod errors;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod ffi;
 mod ffi_io;
 mod stats;
@@ -94,6 +96,8 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"cf.loadchunk", entry!(cf_chunks::loadchunk), WRITE),
         (c"cf.info", entry!(cf::info), READ),
         (c"cf.debug", entry!(cf::debug), READ),
+        #[cfg(feature = "fault-injection")]
+        (c"bf.__fault", entry!(fault::inject), READ),
     ]
 }
 
@@ -146,6 +150,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         if status != raw::REDISMODULE_OK as c_int {
             ffi::log(c"warning", &format!("cannot register {name:?}"));
             return Status::Err;
+        }
+        if cfg!(feature = "fault-injection") && name == c"bf.__fault" {
+            continue;
         }
         if let Err(reason) = docs::describe(ctx.ctx, name) {
             ffi::log(c"warning", &reason);

@@ -130,6 +130,8 @@ pub(super) unsafe extern "C" fn rdb_save<T: FilterValue>(
 /// Called by Redis with a value of the type that stores `T`.
 pub(super) unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) -> usize {
     guard(0, || {
+        #[cfg(feature = "fault-injection")]
+        super::fault::maybe_panic_in_callback();
         value_ref::<T>(value).map_or(0, |v| {
             usize::try_from(v.measure().bytes).unwrap_or(usize::MAX)
         })

@@ -321,6 +321,8 @@ fn free_port() -> u16 {
 /// A redis-server with the module, in its own data directory, killed on drop.
 pub struct Server {
     child: Option<Child>,
+    /// The module build this server loads.
+    pub module: PathBuf,
     pub port: u16,
     pub dir: PathBuf,
     pub module_args: Vec<String>,
@@ -334,9 +336,18 @@ impl Server {
 
     /// `module_args` follow the module path; `config` are extra `--name value` settings.
     pub fn build(module_args: &[&str], config: &[&str]) -> Server {
-        let dir = fresh_dir();
+        Server::launch_in(fresh_dir(), module_path(), module_args, config)
+    }
+
+    /// A server that loads another build of the module.
+    pub fn with_module(module: PathBuf) -> Server {
+        Server::launch_in(fresh_dir(), module, &[], &[])
+    }
+
+    fn launch_in(dir: PathBuf, module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
         let mut server = Server {
             child: None,
+            module,
             port: 0,
             dir,
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
@@ -368,7 +379,7 @@ impl Server {
                 .arg("--logfile")
                 .arg(self.dir.join("redis.log"))
                 .arg("--loadmodule")
-                .arg(module_path())
+                .arg(&self.module)
                 .args(&self.module_args)
                 .args(&self.config)
                 .stdout(Stdio::null())
@@ -757,15 +768,7 @@ impl Server {
     pub fn with_rdb(rdb: &Path) -> Server {
         let dir = fresh_dir();
         std::fs::copy(rdb, dir.join("dump.rdb")).unwrap();
-        let mut server = Server {
-            child: None,
-            port: 0,
-            dir,
-            module_args: Vec::new(),
-            config: vec!["--dbfilename".into(), "dump.rdb".into()],
-        };
-        server.launch().expect("redis-server did not start");
-        server
+        Server::launch_in(dir, module_path(), &[], &["--dbfilename", "dump.rdb"])
     }
 }
 

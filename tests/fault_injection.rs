@@ -1,0 +1,75 @@
+//! Deviation D11: a panic inside the module — in a command handler or in a type callback —
+//! is caught at the FFI boundary. The client gets an error, the Redis log gets the message, and
+//! the server and its data stay up. Runs against the `fault-injection` build that `make test`
+//! makes (`target/fault-injection/release/libbloomrs.so`, or `BLOOMRS_FAULT_MODULE`).
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+
+fn fault_module() -> PathBuf {
+    let path = std::env::var_os("BLOOMRS_FAULT_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/fault-injection/release/libbloomrs.so")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --release --features fault-injection --target-dir target/fault-injection` (make test does)",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn a_panic_in_a_command_answers_an_error_and_the_server_stays_up() {
+    let mut s = Server::with_module(fault_module());
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.ADD", "k", "x"), Int(1));
+    assert_eq!(
+        call!(c, "BF.__FAULT"),
+        err("ERR bloomrs internal error (see the server log)")
+    );
+    assert!(s.alive());
+    assert_eq!(call!(c, "PING"), Simple("PONG".into()));
+    assert_eq!(call!(c, "BF.EXISTS", "k", "x"), Int(1));
+    assert!(
+        s.log().contains("bloomrs: internal error: panicked at"),
+        "{}",
+        s.log()
+    );
+    assert!(s.log().contains("fault injected by BF.__FAULT"));
+    // Again, to show the module keeps working after a caught panic.
+    assert_eq!(
+        call!(c, "BF.__FAULT"),
+        err("ERR bloomrs internal error (see the server log)")
+    );
+    assert_eq!(call!(c, "BF.ADD", "k", "y"), Int(1));
+}
+
+#[test]
+fn a_panic_in_a_type_callback_is_contained() {
+    let mut s = Server::with_module(fault_module());
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100000"), ok());
+    let normal = call!(c, "MEMORY", "USAGE", "k").int();
+    assert!(normal > 137_944);
+    assert_eq!(call!(c, "BF.__FAULT", "MEMORY"), ok());
+    // The memory-usage callback panics; its guard answers 0 bytes for the value.
+    assert!(call!(c, "MEMORY", "USAGE", "k").int() < 1000);
+    assert!(s.alive());
+    assert!(s.log().contains("fault injected into a type callback"));
+    assert_eq!(call!(c, "MEMORY", "USAGE", "k").int(), normal);
+    assert_eq!(call!(c, "BF.CARD", "k"), Int(0));
+}
+
+#[test]
+fn the_release_build_has_no_fault_command() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(
+        call!(c, "BF.__FAULT"),
+        err("ERR unknown command 'BF.__FAULT', with args beginning with: ")
+    );
+}
