@@ -76,6 +76,38 @@ pub struct Link {
     pub size: u64,
     pub force64: bool,
     pub array: Box<[u8]>,
+    /// Reduces probe hashes modulo `bits` (or 2^n2); derived from them.
+    reducer: Reducer,
+}
+
+/// `x mod d` for a fixed divisor without a division instruction: Lemire, Kaser and Kurz,
+/// "Faster remainder by direct computation" (2019), with a 128-bit constant so the result is
+/// exact for every 64-bit `x`. Every probe of every lookup takes one, so this is the hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reducer {
+    divisor: u64,
+    magic: u128,
+}
+
+impl Reducer {
+    fn new(divisor: u64) -> Self {
+        // ceil(2^128 / d), which wraps to 0 for d = 1 (and every x mod 1 is 0). A zero divisor
+        // cannot pass the link validation; it would reduce everything to 0.
+        let magic = u128::MAX
+            .checked_div(u128::from(divisor))
+            .map_or(0, |q| q.wrapping_add(1));
+        Reducer { divisor, magic }
+    }
+
+    #[inline]
+    fn reduce(&self, x: u64) -> u64 {
+        let fraction = self.magic.wrapping_mul(u128::from(x));
+        let divisor = u128::from(self.divisor);
+        // The top 64 bits of the 192-bit product fraction * divisor.
+        let low = (fraction & u128::from(u64::MAX)) * divisor;
+        let high = (fraction >> 64) * divisor;
+        ((high + (low >> 64)) >> 64) as u64
+    }
 }
 
 /// The geometry of a link before its bit array exists, so sizes can be checked first.
@@ -186,6 +218,7 @@ impl Link {
             size,
             force64,
             array,
+            reducer: Reducer::new(Self::modulus(shape.bits, shape.n2)),
         }
     }
 
@@ -194,19 +227,20 @@ impl Link {
     }
 
     /// The modulus positions are reduced by: the bit count, or 2^n2 for legacy links.
-    #[inline]
-    fn modulus(&self) -> u64 {
-        if self.n2 > 0 {
-            1u64 << self.n2
+    fn modulus(bits: u64, n2: u8) -> u64 {
+        if n2 > 0 {
+            1u64.checked_shl(u32::from(n2)).unwrap_or(0)
         } else {
-            self.bits
+            bits
         }
     }
 
     /// The byte index and mask of the i-th probe.
     #[inline]
-    fn probe(&self, hash: ItemHash, i: u64, modulus: u64) -> (usize, u8) {
-        let position = hash.a.wrapping_add(i.wrapping_mul(hash.b)) % modulus;
+    fn probe(&self, hash: ItemHash, i: u64) -> (usize, u8) {
+        let position = self
+            .reducer
+            .reduce(hash.a.wrapping_add(i.wrapping_mul(hash.b)));
         ((position >> 3) as usize, 1u8 << (position & 7))
     }
 
@@ -217,13 +251,12 @@ impl Link {
         let count = usize::try_from(self.hashes)
             .ok()
             .filter(|k| *k <= PROBE_BATCH)?;
-        let modulus = self.modulus();
         let mut probes = Probes {
             count,
             at: [(0, 0); PROBE_BATCH],
         };
         for (i, slot) in probes.at.iter_mut().take(count).enumerate() {
-            *slot = self.probe(hash, i as u64, modulus);
+            *slot = self.probe(hash, i as u64);
         }
         Some(probes)
     }
@@ -258,8 +291,7 @@ impl Link {
             None
         };
         let Some(probes) = probes else {
-            let modulus = self.modulus();
-            return (0..u64::from(self.hashes)).all(|i| self.is_set(self.probe(hash, i, modulus)));
+            return (0..u64::from(self.hashes)).all(|i| self.is_set(self.probe(hash, i)));
         };
         self.prefetch_probes(&probes);
         let found = probes.iter().all(|probe| self.is_set(*probe));
@@ -274,10 +306,9 @@ impl Link {
     /// Sets every probed bit; true if at least one was clear.
     #[inline]
     pub fn insert(&mut self, hash: ItemHash) -> bool {
-        let modulus = self.modulus();
         let mut changed = false;
         for i in 0..u64::from(self.hashes) {
-            let (byte, mask) = self.probe(hash, i, modulus);
+            let (byte, mask) = self.probe(hash, i);
             if let Some(b) = self.array.get_mut(byte) {
                 changed |= *b & mask == 0;
                 *b |= mask;
@@ -393,6 +424,47 @@ mod tests {
             LinkShape::new(1, f64::NAN, OPT_NOROUND),
             Err(LinkError::Invalid)
         );
+    }
+
+    #[test]
+    fn reducer_is_an_exact_modulo() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut divisors = vec![
+            1u64,
+            2,
+            3,
+            7,
+            64,
+            1152,
+            4_800_000_000,
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 63,
+            (1 << 63) + 1,
+        ];
+        divisors.extend((0..2000).map(|i| next() >> (i % 64)).filter(|d| *d > 0));
+        for d in divisors {
+            let reducer = Reducer::new(d);
+            let edges = [
+                0,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                u64::MAX,
+                u64::MAX - 1,
+                d.wrapping_mul(2),
+            ];
+            for x in edges.into_iter().chain((0..500).map(|_| next())) {
+                assert_eq!(reducer.reduce(x), x % d, "{x} mod {d}");
+            }
+        }
     }
 
     #[test]
