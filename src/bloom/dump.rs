@@ -100,7 +100,8 @@ impl Chain {
         let expected_len = (nlinks as usize)
             .checked_mul(LINK_RECORD)
             .map(|l| l + HEADER_FIXED);
-        if nlinks == 0 || expected_len != Some(header.len()) {
+        if nlinks == 0 || u64::from(nlinks) > super::MAX_LINKS || expected_len != Some(header.len())
+        {
             return Err(HeaderError::BadData);
         }
         let mut shapes = Vec::with_capacity(nlinks as usize);

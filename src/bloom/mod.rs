@@ -14,6 +14,9 @@ pub use rdb::ENCODING_VERSION;
 
 use crate::hash::{murmur2, murmur64a};
 
+/// More links than any chain can grow: the error rate halves with each link and reaches zero
+/// near link 1,075, so a dump with more is refused instead of making every lookup walk them.
+pub const MAX_LINKS: u64 = 1100;
 /// Each new link's error rate is the previous one's times this.
 pub const ERROR_TIGHTENING: f64 = 0.5;
 /// Bytes RedisBloom accounts for the chain itself and for each link (its C struct sizes).

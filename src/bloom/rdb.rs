@@ -50,6 +50,9 @@ impl Chain {
         if nlinks == 0 {
             return Err(LoadError::Invalid("no links"));
         }
+        if nlinks > super::MAX_LINKS {
+            return Err(LoadError::Invalid("too many links"));
+        }
         let mut links = Vec::new();
         let mut total_bytes = 0u64;
         for _ in 0..nlinks {

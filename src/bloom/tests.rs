@@ -216,6 +216,18 @@ fn header_errors() {
         Some(HeaderError::BadData)
     );
     assert_eq!(bad(&|h| h.push(0)), Some(HeaderError::BadData));
+    // More links than any chain can grow (each would be checked on every lookup).
+    let many: Vec<u8> = good[..8]
+        .iter()
+        .chain(&1101u32.to_le_bytes())
+        .chain(&good[12..20])
+        .chain(good[20..].iter().cycle().take(53 * 1101))
+        .copied()
+        .collect();
+    assert_eq!(
+        Chain::from_header(&many, NO_LIMIT),
+        Err(HeaderError::BadData)
+    );
     // Total size 1 while the link says 0.
     assert_eq!(bad(&|h| h[0] = 1), Some(HeaderError::BadData));
     // Unknown option bit.

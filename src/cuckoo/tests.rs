@@ -424,3 +424,25 @@ fn no_false_negatives_with_interleaved_deletes() {
     assert_eq!(missing.count(), 0);
     assert!((deleted..others).all(|i| filter.contains(format!("other/{i}").as_bytes())));
 }
+
+/// A fuzzing regression: a LOADCHUNK header may describe 65,535 one-bucket sub-filters, and
+/// chunks may fill every slot. Compacting that used to try every older sub-filter for every
+/// fingerprint (about 10^10 steps, a server blocked for minutes); full sub-filters are now
+/// skipped. Nothing can move, so the filter stays as it was.
+#[test]
+fn compacting_many_full_sub_filters_changes_nothing() {
+    let count = 65_535u64;
+    let mut filter = CuckooFilter::from_header(&header(2 * count, 1, 0, count, 2, 20, 1), CAP)
+        .expect("valid header");
+    for k in 0..count as i64 {
+        let fingerprints = [1 + (k % 255) as u8, 1 + ((k / 255) % 255) as u8];
+        filter
+            .load_chunk(2 * k + 3, &fingerprints)
+            .expect("chunk inside sub-filter k");
+    }
+    let before = filter.clone();
+    filter.compact(true);
+    assert_eq!(all_slots(&filter), all_slots(&before));
+    assert_eq!(filter.num_filters(), 65_535);
+    assert_eq!(filter.num_deletes(), 0);
+}
