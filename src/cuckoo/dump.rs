@@ -81,9 +81,27 @@ impl CuckooFilter {
         Some((next, chunk))
     }
 
-    /// Every `(iterator, chunk)` pair of a full SCANDUMP after the header, in order.
+    /// Every `(iterator, chunk)` pair of a full SCANDUMP after the header, in order: what
+    /// calling `dump_chunk` from iterator 1 on returns, in one pass over the sub-filters (an AOF
+    /// rewrite of a filter with tens of thousands of sub-filters stays linear).
     pub fn chunks(&self) -> impl Iterator<Item = (i64, &[u8])> + '_ {
-        std::iter::successors(self.dump_chunk(1), |&(next, _)| self.dump_chunk(next))
+        let slice = usize::try_from(MAX_CHUNK_BYTES).unwrap_or(usize::MAX);
+        let mut iterator = 1i64;
+        self.filters
+            .iter()
+            .flat_map(move |filter| {
+                let slots = filter.slots();
+                let pieces = if filter.len_bytes() <= MAX_CHUNK_BYTES {
+                    slots.len().max(1)
+                } else {
+                    slice
+                };
+                slots.chunks(pieces)
+            })
+            .map_while(move |chunk| {
+                iterator = iterator.checked_add(i64::try_from(chunk.len()).ok()?)?;
+                Some((iterator, chunk))
+            })
     }
 
     /// What an AOF rewrite emits as `CF.LOADCHUNK key <iterator> <bytes>` commands: the header

@@ -179,3 +179,27 @@ fn header_validation() {
         Ok(40 + 16 + 255)
     );
 }
+
+#[test]
+fn chunks_in_one_pass_equal_scandump_steps() {
+    let mut filters = [
+        reserve(8, 2, 20, 2),
+        reserve(64, 4, 20, 1),
+        reserve_default(1024),
+    ];
+    for (n, filter) in filters.iter_mut().enumerate() {
+        for i in 0..60 * (n + 1) {
+            let _ = filter.insert(format!("item{i}").as_bytes(), CAP);
+        }
+        let stepped: Vec<(i64, Vec<u8>)> =
+            std::iter::successors(filter.dump_chunk(1), |&(next, _)| filter.dump_chunk(next))
+                .map(|(next, chunk)| (next, chunk.to_vec()))
+                .collect();
+        let passed: Vec<(i64, Vec<u8>)> = filter
+            .chunks()
+            .map(|(next, chunk)| (next, chunk.to_vec()))
+            .collect();
+        assert_eq!(passed, stepped);
+        assert!(filter.num_filters() > 1 || n == 2);
+    }
+}
