@@ -1,16 +1,14 @@
 //! The data type `MBbloomCF`: RDB load/save, AOF rewrite as CF.LOADCHUNK commands, memory
 //! usage, free, copy (deviation D7) and digest (deviation D8).
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use super::ffi::{guard, RawString};
 use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
-use super::types::{
-    copy, free, free_effort, mem_usage, methods, rdb_load, rdb_save, Callbacks, FilterValue,
-};
+use super::types::{callbacks, FilterValue};
 use crate::cuckoo::CuckooFilter;
 use crate::rdb::LoadError;
 
@@ -22,50 +20,20 @@ impl FilterValue for CuckooFilter {
     fn save(&self, io: &mut IoWriter) {
         CuckooFilter::save(self, io);
     }
+    fn relocate(&mut self, defrag: &Defrag) {
+        let sub_filters = self.sub_filters_for_relocation();
+        defrag.vec(sub_filters);
+        for sub_filter in sub_filters.iter_mut() {
+            defrag.vec(sub_filter.slots_for_relocation());
+        }
+    }
 }
 
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     "MBbloomCF",
     crate::cuckoo::ENCODING_VERSION,
-    methods(Callbacks {
-        rdb_load: Some(rdb_load::<CuckooFilter>),
-        rdb_save: Some(rdb_save::<CuckooFilter>),
-        aof_rewrite: Some(cf_aof_rewrite),
-        mem_usage: Some(mem_usage::<CuckooFilter>),
-        digest: Some(cf_digest),
-        free: Some(free::<CuckooFilter>),
-        copy: Some(copy::<CuckooFilter>),
-        free_effort: Some(free_effort::<CuckooFilter>),
-        defrag: Some(cf_defrag),
-    }),
+    callbacks::<CuckooFilter>(Some(cf_aof_rewrite), Some(cf_digest)),
 );
-
-/// Moves the filter, its sub-filter vector and every slot array during active
-/// defragmentation.
-///
-/// # Safety
-/// Called by Redis with a live defrag context and the address of a value of this type.
-unsafe extern "C" fn cf_defrag(
-    ctx: *mut raw::RedisModuleDefragCtx,
-    _key: RawString,
-    value: *mut *mut c_void,
-) -> c_int {
-    guard(0, || {
-        let defrag = Defrag::new(ctx);
-        defrag.value(value);
-        if let Some(filter) = value
-            .as_ref()
-            .and_then(|v| v.cast::<CuckooFilter>().as_mut())
-        {
-            let sub_filters = filter.sub_filters_for_relocation();
-            defrag.vec(sub_filters);
-            for sub_filter in sub_filters.iter_mut() {
-                defrag.vec(sub_filter.slots_for_relocation());
-            }
-        }
-        0
-    })
-}
 
 /// # Safety
 /// Called by Redis with a live AOF handle, the key name and a value of this type.

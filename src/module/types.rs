@@ -18,19 +18,19 @@ use crate::bloom::Chain;
 use crate::rdb::LoadError;
 
 /// The callbacks a data type registers (the rest stay unset).
-pub(super) struct Callbacks {
-    pub rdb_load: raw::RedisModuleTypeLoadFunc,
-    pub rdb_save: raw::RedisModuleTypeSaveFunc,
-    pub aof_rewrite: raw::RedisModuleTypeRewriteFunc,
-    pub mem_usage: raw::RedisModuleTypeMemUsageFunc,
-    pub digest: raw::RedisModuleTypeDigestFunc,
-    pub free: raw::RedisModuleTypeFreeFunc,
-    pub copy: raw::RedisModuleTypeCopyFunc,
-    pub free_effort: raw::RedisModuleTypeFreeEffortFunc,
-    pub defrag: raw::RedisModuleTypeDefragFunc,
+struct Callbacks {
+    rdb_load: raw::RedisModuleTypeLoadFunc,
+    rdb_save: raw::RedisModuleTypeSaveFunc,
+    aof_rewrite: raw::RedisModuleTypeRewriteFunc,
+    mem_usage: raw::RedisModuleTypeMemUsageFunc,
+    digest: raw::RedisModuleTypeDigestFunc,
+    free: raw::RedisModuleTypeFreeFunc,
+    copy: raw::RedisModuleTypeCopyFunc,
+    free_effort: raw::RedisModuleTypeFreeEffortFunc,
+    defrag: raw::RedisModuleTypeDefragFunc,
 }
 
-pub(super) const fn methods(c: Callbacks) -> raw::RedisModuleTypeMethods {
+const fn methods(c: Callbacks) -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
         rdb_load: c.rdb_load,
@@ -60,10 +60,7 @@ pub(super) const fn methods(c: Callbacks) -> raw::RedisModuleTypeMethods {
 ///
 /// # Safety
 /// Called by Redis with a value of the type that stores `T`.
-pub(super) unsafe extern "C" fn free_effort<T: Measured>(
-    _key: RawString,
-    value: *const c_void,
-) -> usize {
+unsafe extern "C" fn free_effort<T: Measured>(_key: RawString, value: *const c_void) -> usize {
     guard(1, || {
         value_ref::<T>(value).map_or(1, |v| {
             let m = v.measure();
@@ -78,6 +75,46 @@ pub(super) trait FilterValue: Measured + Clone {
     const NAME: &'static str;
     fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError>;
     fn save(&self, io: &mut IoWriter);
+    /// Moves every heap block of the value (active defragmentation).
+    fn relocate(&mut self, defrag: &Defrag);
+}
+
+/// The callbacks of a filter type: the shared ones, plus its own AOF rewrite and digest.
+pub(super) const fn callbacks<T: FilterValue>(
+    aof_rewrite: raw::RedisModuleTypeRewriteFunc,
+    digest: raw::RedisModuleTypeDigestFunc,
+) -> raw::RedisModuleTypeMethods {
+    methods(Callbacks {
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite,
+        mem_usage: Some(mem_usage::<T>),
+        digest,
+        free: Some(free::<T>),
+        copy: Some(copy::<T>),
+        free_effort: Some(free_effort::<T>),
+        defrag: Some(defrag::<T>),
+    })
+}
+
+/// Moves the value and its heap blocks during active defragmentation.
+///
+/// # Safety
+/// Called by Redis with a live defrag context and the address of a value of the type that
+/// stores `T`.
+unsafe extern "C" fn defrag<T: FilterValue>(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: RawString,
+    value: *mut *mut c_void,
+) -> c_int {
+    guard(0, || {
+        let defrag = Defrag::new(ctx);
+        defrag.value(value);
+        if let Some(value) = value.as_ref().and_then(|v| v.cast::<T>().as_mut()) {
+            value.relocate(&defrag);
+        }
+        0
+    })
 }
 
 impl FilterValue for Chain {
@@ -88,11 +125,17 @@ impl FilterValue for Chain {
     fn save(&self, io: &mut IoWriter) {
         Chain::save(self, io);
     }
+    fn relocate(&mut self, defrag: &Defrag) {
+        defrag.vec(&mut self.links);
+        for link in &mut self.links {
+            defrag.bytes(&mut link.array);
+        }
+    }
 }
 
 /// # Safety
 /// Called by Redis with a live RDB handle.
-pub(super) unsafe extern "C" fn rdb_load<T: FilterValue>(
+unsafe extern "C" fn rdb_load<T: FilterValue>(
     io: *mut raw::RedisModuleIO,
     encver: c_int,
 ) -> *mut c_void {
@@ -113,10 +156,7 @@ pub(super) unsafe extern "C" fn rdb_load<T: FilterValue>(
 
 /// # Safety
 /// Called by Redis with a live RDB handle and a value of the type that stores `T`.
-pub(super) unsafe extern "C" fn rdb_save<T: FilterValue>(
-    io: *mut raw::RedisModuleIO,
-    value: *mut c_void,
-) {
+unsafe extern "C" fn rdb_save<T: FilterValue>(io: *mut raw::RedisModuleIO, value: *mut c_void) {
     guard((), || {
         if let Some(value) = value_ref::<T>(value) {
             value.save(&mut IoWriter { io });
@@ -128,7 +168,7 @@ pub(super) unsafe extern "C" fn rdb_save<T: FilterValue>(
 ///
 /// # Safety
 /// Called by Redis with a value of the type that stores `T`.
-pub(super) unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) -> usize {
+unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) -> usize {
     guard(0, || {
         #[cfg(feature = "fault-injection")]
         super::fault::maybe_panic_in_callback();
@@ -140,7 +180,7 @@ pub(super) unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) 
 
 /// # Safety
 /// Called by Redis with a value of the type that stores `T`, which it no longer references.
-pub(super) unsafe extern "C" fn free<T: FilterValue>(value: *mut c_void) {
+unsafe extern "C" fn free<T: FilterValue>(value: *mut c_void) {
     guard((), || {
         if !value.is_null() {
             let value = Box::from_raw(value.cast::<T>());
@@ -153,7 +193,7 @@ pub(super) unsafe extern "C" fn free<T: FilterValue>(value: *mut c_void) {
 ///
 /// # Safety
 /// Called by Redis with a value of the type that stores `T`.
-pub(super) unsafe extern "C" fn copy<T: FilterValue>(
+unsafe extern "C" fn copy<T: FilterValue>(
     _from: RawString,
     _to: RawString,
     value: *const c_void,
@@ -170,40 +210,8 @@ pub(super) unsafe extern "C" fn copy<T: FilterValue>(
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     crate::bloom::ENCODING_VERSION,
-    methods(Callbacks {
-        rdb_load: Some(rdb_load::<Chain>),
-        rdb_save: Some(rdb_save::<Chain>),
-        aof_rewrite: Some(bf_aof_rewrite),
-        mem_usage: Some(mem_usage::<Chain>),
-        digest: Some(bf_digest),
-        free: Some(free::<Chain>),
-        copy: Some(copy::<Chain>),
-        free_effort: Some(free_effort::<Chain>),
-        defrag: Some(bf_defrag),
-    }),
+    callbacks::<Chain>(Some(bf_aof_rewrite), Some(bf_digest)),
 );
-
-/// Moves the chain, its link vector and every bit array during active defragmentation.
-///
-/// # Safety
-/// Called by Redis with a live defrag context and the address of a value of this type.
-unsafe extern "C" fn bf_defrag(
-    ctx: *mut raw::RedisModuleDefragCtx,
-    _key: RawString,
-    value: *mut *mut c_void,
-) -> c_int {
-    guard(0, || {
-        let defrag = Defrag::new(ctx);
-        defrag.value(value);
-        if let Some(chain) = value.as_ref().and_then(|v| v.cast::<Chain>().as_mut()) {
-            defrag.vec(&mut chain.links);
-            for link in &mut chain.links {
-                defrag.bytes(&mut link.array);
-            }
-        }
-        0
-    })
-}
 
 /// # Safety
 /// Called by Redis with a live AOF handle, the key name and a value of this type.
