@@ -81,7 +81,10 @@ fn versioned_libclang_so_1_is_present() {
     );
     let (found, text) = probe(&tree, None);
     assert!(found, "{text}");
-    assert!(text.contains("/usr/lib/llvm-14/lib/libclang.so.1"), "{text}");
+    assert!(
+        text.contains("/usr/lib/llvm-14/lib/libclang.so.1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -133,14 +136,22 @@ fn a_binary_of_the_wrong_kind_is_missing() {
     let bin = tree.0.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let fake = bin.join("redis-server");
-    std::fs::write(&fake, "#!/bin/sh\necho 'Valkey server v=8.0.1 sha=0 malloc=libc'\n").unwrap();
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'Valkey server v=8.0.1 sha=0 malloc=libc'\n",
+    )
+    .unwrap();
     let old = bin.join("valkey-server");
     std::fs::write(&old, "#!/bin/sh\necho 'Valkey server v=7.2.5 sha=0'\n").unwrap();
     for file in [&fake, &old] {
         let status = Command::new("chmod").arg("+x").arg(file).status().unwrap();
         assert!(status.success());
     }
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let run = |name: &str| {
         let output = Command::new("bash")
             .arg(script())
