@@ -33,6 +33,43 @@ for key, spec in fixtures["keys"].items():
         os.makedirs(os.path.join(out, target), exist_ok=True)
         with open(os.path.join(out, target, name), "wb") as f:
             f.write(content)
+
+def windowed_seeds():
+    """Windowed filters of one empty generation (the decoders' own formats, built here):
+    a LOADCHUNK header with its chunk, and an RDB value as a DUMP payload."""
+    import math
+    seeds = {}
+    for window_ms, g, capacity, error, scaling in ((60_000, 4, 100, 0.01, True),
+                                                   (3_000, 2, 10, 0.1, False)):
+        cap, err = -(-capacity // g), error / g
+        link_error = err / 2 if scaling else err
+        bpe = abs(-(math.log(link_error) / 0.480453013918201))
+        hashes = math.ceil(0.693147180559945 * bpe)
+        nbytes = -(-max(int(cap * bpe), 1) // 64) * 8
+        options = 5 | (0 if scaling else 8)
+        slot = 1_795_000_000_000 * g // window_ms
+        link = struct.pack("<QQQddIQB", nbytes, nbytes * 8, 0, link_error, bpe, hashes, cap, 0)
+        chain = struct.pack("<QIII", 0, 1, options, 2) + link
+        header = b"bloomrsW" + struct.pack("<IQIQdIIQI", 1, window_ms, g, capacity, error, 2,
+                                           0 if scaling else 1, slot, 1)
+        header += struct.pack("<QI", slot, len(chain)) + chain
+        name = f"w{window_ms}_g{g}"
+        seeds[f"chunks_{name}"] = b"\x01" + blob(header) + struct.pack("<q", 1 + nbytes) + blob(bytes(nbytes))
+        def uint(v):
+            return b"\x02\x81" + struct.pack(">Q", v)
+        fields = [uint(window_ms), uint(g), uint(capacity), b"\x04" + struct.pack("<d", error),
+                  uint(2), uint(0 if scaling else 1), uint(slot), uint(1), uint(slot),
+                  uint(0), uint(1), uint(options), uint(2), uint(cap),
+                  b"\x04" + struct.pack("<d", link_error), uint(hashes),
+                  b"\x04" + struct.pack("<d", bpe), uint(nbytes * 8), uint(0),
+                  b"\x05" + b"\x80" + struct.pack(">I", nbytes) + bytes(nbytes), uint(0)]
+        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
+    os.makedirs(os.path.join(out, "windowed"), exist_ok=True)
+    for name, content in seeds.items():
+        with open(os.path.join(out, "windowed", name), "wb") as f:
+            f.write(content)
+
+windowed_seeds()
 # The args target puts each command name in front of the same arguments in turn.
 ARGUMENT_LISTS = {
     "bf_reserve": ["k 0.01 100", "k 0.001 1000 EXPANSION 4", "k 0.01 100 NONSCALING",

@@ -1,6 +1,6 @@
 //! bloomrs: Bloom and Cuckoo filters as native Redis data types, compatible with RedisBloom.
 //!
-//! The core (`hash`, `bloom`, `cuckoo`, `rdb`) and the command syntax (`syntax`) have no Redis
+//! The core (`hash`, `bloom`, `windowed`, `cuckoo`, `rdb`) and the command syntax (`syntax`) have no Redis
 //! in them; the `module` layer (behind the default `module` feature) adapts them to the Redis
 //! module API.
 pub mod bloom;
@@ -8,6 +8,7 @@ pub mod cuckoo;
 pub mod hash;
 pub mod rdb;
 pub mod syntax;
+pub mod windowed;
 
 #[cfg(feature = "module")]
 mod module;

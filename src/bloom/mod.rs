@@ -30,6 +30,27 @@ pub struct ItemHash {
     pub b: u64,
 }
 
+impl ItemHash {
+    /// An item's hashes: MurmurHash64A for 64-bit chains, the legacy 32-bit MurmurHash2
+    /// otherwise.
+    #[inline]
+    pub fn of(item: &[u8], force64: bool) -> Self {
+        if force64 {
+            let a = murmur64a(item, 0xc6a4_a793_5bd1_e995);
+            ItemHash {
+                a,
+                b: murmur64a(item, a),
+            }
+        } else {
+            let a = murmur2(item, 0x9747_b28c);
+            ItemHash {
+                a: u64::from(a),
+                b: u64::from(murmur2(item, a)),
+            }
+        }
+    }
+}
+
 /// The hashes of the next few items of a batch, whose probes are being prefetched.
 #[derive(Default)]
 struct Lookahead {
@@ -150,19 +171,7 @@ impl Chain {
 
     #[inline]
     pub fn hash(&self, item: &[u8]) -> ItemHash {
-        if self.is_64bit() {
-            let a = murmur64a(item, 0xc6a4_a793_5bd1_e995);
-            ItemHash {
-                a,
-                b: murmur64a(item, a),
-            }
-        } else {
-            let a = murmur2(item, 0x9747_b28c);
-            ItemHash {
-                a: u64::from(a),
-                b: u64::from(murmur2(item, a)),
-            }
-        }
+        ItemHash::of(item, self.is_64bit())
     }
 
     #[inline]
@@ -233,7 +242,8 @@ impl Chain {
         }
     }
 
-    fn add_hash(&mut self, hash: ItemHash, max_bytes: u64) -> Result<bool, AddError> {
+    /// Adds an item by its hashes (see [`Chain::add`]).
+    pub fn add_hash(&mut self, hash: ItemHash, max_bytes: u64) -> Result<bool, AddError> {
         if self.links.iter().rev().any(|link| link.contains(hash)) {
             return Ok(false);
         }
@@ -277,7 +287,8 @@ impl Chain {
         Ok(())
     }
 
-    fn link_bytes(&self) -> u64 {
+    /// Bytes of the links' bit arrays.
+    pub fn link_bytes(&self) -> u64 {
         self.links
             .iter()
             .map(Link::bytes)

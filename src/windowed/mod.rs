@@ -1,0 +1,319 @@
+//! Time-windowed Bloom filters: filters that forget. The window is split into `g`
+//! generations of `window / g` each, aligned on the Unix epoch; every generation is an
+//! ordinary scalable [`Chain`] (the one hashing, sizing and chain walk), and the `g` newest
+//! ones are live. An item added at time `t` goes into the generation of `t`, which retires
+//! once `g` newer slots have begun: so it answers 1 until at least `t + window·(g−1)/g` and
+//! is forgotten no later than `t + window`.
+//!
+//! The core never reads a clock: every operation takes the caller's time in milliseconds.
+//! Only [`Windowed::retire`] (which every write calls first) changes which generations are
+//! held; lookups at a later time skip the generations that are logically retired without
+//! modifying anything. The filter's clock never goes back: a time before its current slot
+//! counts as the current slot.
+//!
+//! The error rate is split evenly across the `g` generations a lookup reads, and each
+//! generation's chain tightens its links as RedisBloom's do, so the union answers a false
+//! positive with probability at most the requested rate at every moment.
+
+mod dump;
+mod rdb;
+
+pub use dump::MAGIC;
+pub use rdb::ENCODING_VERSION;
+
+use crate::bloom::{AddError, Chain, CreateError, ItemHash, OPT_FORCE64, OPT_NOROUND};
+use crate::bloom::{ERROR_TIGHTENING, OPT_NO_SCALING};
+use crate::rdb::LoadError;
+use std::collections::VecDeque;
+
+/// Fewest generations a window may be split into: with one, an item could be forgotten the
+/// instant after it was added.
+pub const MIN_GENERATIONS: u32 = 2;
+/// Most generations: each one costs `log2(g)` more bits per item and a probe per lookup.
+pub const MAX_GENERATIONS: u32 = 32;
+/// Generations when none is asked for.
+pub const DEFAULT_GENERATIONS: u32 = 4;
+/// Longest window: ten years (365-day), far beyond any feed's memory, and small enough
+/// that slot arithmetic on Unix times in milliseconds never saturates.
+pub const MAX_WINDOW_MS: u64 = 3650 * 86_400_000;
+/// Bytes accounted for the window itself and for each generation.
+const WINDOW_OVERHEAD: u64 = 64;
+const GENERATION_OVERHEAD: u64 = 16;
+
+/// What a windowed filter is asked to hold: `capacity` items per window at `error`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowParams {
+    pub window_ms: u64,
+    pub generations: u32,
+    pub capacity: u64,
+    pub error: f64,
+    pub growth: u32,
+    pub scaling: bool,
+}
+
+impl WindowParams {
+    /// Whether these parameters describe a filter (the chain's own limits are checked when
+    /// a generation is built).
+    fn check(&self) -> Result<(), &'static str> {
+        if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&self.generations) {
+            return Err("generations out of range");
+        }
+        // At least one millisecond per generation, so slot numbers never exceed the time.
+        if self.window_ms < u64::from(self.generations) || self.window_ms > MAX_WINDOW_MS {
+            return Err("window out of range");
+        }
+        if self.capacity < 1 || !(self.error > 0.0 && self.error < 1.0) || self.growth < 1 {
+            return Err("capacity, error rate or expansion out of range");
+        }
+        Ok(())
+    }
+
+    /// Items each generation takes before it scales.
+    pub fn generation_capacity(&self) -> u64 {
+        self.capacity.div_ceil(u64::from(self.generations))
+    }
+
+    /// Each generation's share of the error budget.
+    pub fn generation_error(&self) -> f64 {
+        self.error / f64::from(self.generations)
+    }
+
+    /// The option bits every generation's chain carries.
+    fn chain_options(&self) -> u32 {
+        let options = OPT_NOROUND | OPT_FORCE64;
+        if self.scaling {
+            options
+        } else {
+            options | OPT_NO_SCALING
+        }
+    }
+
+    /// The error rate of a generation's first link, as `Chain::new` sets it.
+    fn first_link_error(&self) -> f64 {
+        if self.scaling {
+            self.generation_error() * ERROR_TIGHTENING
+        } else {
+            self.generation_error()
+        }
+    }
+}
+
+/// One slot of the window: the items added while it was the newest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    /// Slot number: `floor(time · g / window)` of the times it covers.
+    pub slot: u64,
+    pub chain: Chain,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Windowed {
+    pub params: WindowParams,
+    /// The newest slot the filter has been advanced to (its clock).
+    pub slot: u64,
+    /// Held generations, oldest first; every one within `g` slots of `slot`.
+    pub ring: VecDeque<Generation>,
+}
+
+impl Windowed {
+    /// A new filter with its first generation open at `now_ms` (BF.RESERVE, auto-creation).
+    pub fn new(params: WindowParams, now_ms: u64, max_bytes: u64) -> Result<Self, CreateError> {
+        params.check().map_err(|_| CreateError::Invalid)?;
+        let slot = slot_at(&params, now_ms);
+        let budget = max_bytes.saturating_sub(WINDOW_OVERHEAD + GENERATION_OVERHEAD);
+        let chain = Chain::new(
+            params.generation_capacity(),
+            params.generation_error(),
+            params.growth,
+            params.scaling,
+            budget,
+        )?;
+        Ok(Self {
+            params,
+            slot,
+            ring: VecDeque::from([Generation { slot, chain }]),
+        })
+    }
+
+    /// The slot `now_ms` falls in, never before the filter's own clock.
+    pub fn slot_at(&self, now_ms: u64) -> u64 {
+        slot_at(&self.params, now_ms).max(self.slot)
+    }
+
+    /// Whether a generation of `slot` is still live when the clock reads `current`.
+    fn is_live(&self, slot: u64, current: u64) -> bool {
+        slot.saturating_add(u64::from(self.params.generations)) > current
+    }
+
+    /// Advances the clock to `now_ms` and drops the generations that have left the window;
+    /// returns how many were dropped. The only call that forgets.
+    pub fn retire(&mut self, now_ms: u64) -> usize {
+        self.slot = self.slot_at(now_ms);
+        let before = self.ring.len();
+        while let Some(oldest) = self.ring.front() {
+            if self.is_live(oldest.slot, self.slot) {
+                break;
+            }
+            self.ring.pop_front();
+        }
+        before - self.ring.len()
+    }
+
+    /// The generations live at `now_ms`, oldest first, whether or not retired yet.
+    pub fn live(&self, now_ms: u64) -> impl DoubleEndedIterator<Item = &Generation> + '_ {
+        let current = self.slot_at(now_ms);
+        self.ring
+            .iter()
+            .filter(move |g| self.is_live(g.slot, current))
+    }
+
+    fn hash(item: &[u8]) -> ItemHash {
+        // Every generation hashes with MurmurHash64A (the validator insists on it).
+        ItemHash::of(item, true)
+    }
+
+    /// Whether some generation live at `now_ms` holds the item. Reads only.
+    pub fn contains(&self, now_ms: u64, item: &[u8]) -> bool {
+        let hash = Self::hash(item);
+        self.live(now_ms).rev().any(|g| g.chain.contains_hash(hash))
+    }
+
+    /// Adds an item at `now_ms` (after retiring what has left the window): `Ok(true)` if no
+    /// live generation held it. An item held only by an older generation is added to the
+    /// newest too, so it is remembered for a whole window from now.
+    pub fn add(&mut self, now_ms: u64, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
+        self.retire(now_ms);
+        let hash = Self::hash(item);
+        let seen = self.ring.iter().rev().any(|g| g.chain.contains_hash(hash));
+        self.open_generation(max_bytes)?;
+        let others = self.reported_bytes_without_newest();
+        let newest = self.ring.back_mut().ok_or(AddError::CannotGrow)?;
+        let added = newest
+            .chain
+            .add_hash(hash, max_bytes.saturating_sub(others))?;
+        Ok(added && !seen)
+    }
+
+    /// Makes sure the newest generation is the current slot's, building it if needed.
+    fn open_generation(&mut self, max_bytes: u64) -> Result<(), AddError> {
+        if self.ring.back().is_some_and(|g| g.slot == self.slot) {
+            return Ok(());
+        }
+        let budget = max_bytes
+            .saturating_sub(self.reported_bytes())
+            .saturating_sub(GENERATION_OVERHEAD);
+        let p = &self.params;
+        let chain = Chain::new(
+            p.generation_capacity(),
+            p.generation_error(),
+            p.growth,
+            p.scaling,
+            budget,
+        )
+        .map_err(|_| AddError::CannotGrow)?;
+        self.ring.push_back(Generation {
+            slot: self.slot,
+            chain,
+        });
+        Ok(())
+    }
+
+    /// Items added to the generations live at `now_ms` (BF.CARD); an item added again in a
+    /// later generation counts once in each.
+    pub fn card(&self, now_ms: u64) -> u64 {
+        self.live(now_ms)
+            .fold(0u64, |sum, g| sum.saturating_add(g.chain.size))
+    }
+
+    /// Items the window takes before any generation scales (BF.INFO Capacity): the live
+    /// generations' capacities, and a fresh one's for each generation not yet opened.
+    pub fn capacity(&self, now_ms: u64) -> u64 {
+        let open = self.live(now_ms).count() as u64;
+        let unopened = u64::from(self.params.generations).saturating_sub(open);
+        self.live(now_ms)
+            .map(|g| g.chain.capacity())
+            .fold(0u64, u64::saturating_add)
+            .saturating_add(unopened.saturating_mul(self.params.generation_capacity()))
+    }
+
+    /// Links over the live generations (BF.INFO Number of filters).
+    pub fn links(&self, now_ms: u64) -> u64 {
+        self.live(now_ms).map(|g| g.chain.links.len() as u64).sum()
+    }
+
+    /// Bytes held (BF.INFO Size, MEMORY USAGE): every held generation, retired or not.
+    pub fn reported_bytes(&self) -> u64 {
+        self.ring.iter().fold(WINDOW_OVERHEAD, |sum, g| {
+            sum.saturating_add(GENERATION_OVERHEAD)
+                .saturating_add(g.chain.reported_bytes())
+        })
+    }
+
+    fn reported_bytes_without_newest(&self) -> u64 {
+        let newest = self.ring.back().map_or(0, |g| g.chain.reported_bytes());
+        self.reported_bytes().saturating_sub(newest)
+    }
+
+    /// The first millisecond at which every held generation is retired: where a write arms
+    /// the key's expiry. No later than a window after the current slot began.
+    pub fn expires_at_ms(&self) -> u64 {
+        slot_start(
+            &self.params,
+            self.slot.saturating_add(u64::from(self.params.generations)),
+        )
+    }
+
+    /// The integrity check every decoder ends with (RDB, RESTORE, LOADCHUNK): parameters in
+    /// range, generations in slot order inside the window, every chain shaped as this filter
+    /// builds them, and the whole within `max_bytes`.
+    pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
+        let p = &self.params;
+        p.check().map_err(LoadError::Invalid)?;
+        if self.slot > slot_at(p, u64::MAX) {
+            return Err(LoadError::Invalid("slot beyond the last time"));
+        }
+        if self.ring.len() > p.generations as usize {
+            return Err(LoadError::Invalid("more generations than the window holds"));
+        }
+        let mut previous: Option<u64> = None;
+        for generation in &self.ring {
+            if previous.is_some_and(|s| s >= generation.slot) {
+                return Err(LoadError::Invalid("generations out of order"));
+            }
+            if generation.slot > self.slot || !self.is_live(generation.slot, self.slot) {
+                return Err(LoadError::Invalid("generation outside the window"));
+            }
+            previous = Some(generation.slot);
+            let chain = &generation.chain;
+            let first = chain.links.first().ok_or(LoadError::Invalid("no links"))?;
+            if chain.options != p.chain_options() || chain.growth != p.growth {
+                return Err(LoadError::Invalid(
+                    "generation options differ from the window's",
+                ));
+            }
+            if first.entries != p.generation_capacity() || first.error != p.first_link_error() {
+                return Err(LoadError::Invalid("generation sized for another window"));
+            }
+        }
+        if self.reported_bytes() > max_bytes {
+            return Err(LoadError::TooLarge);
+        }
+        Ok(())
+    }
+}
+
+/// `floor(time · g / window)`: the slot a time falls in.
+fn slot_at(params: &WindowParams, now_ms: u64) -> u64 {
+    let slot = u128::from(now_ms) * u128::from(params.generations) / u128::from(params.window_ms);
+    u64::try_from(slot).unwrap_or(u64::MAX)
+}
+
+/// `ceil(slot · window / g)`: the first millisecond of a slot.
+fn slot_start(params: &WindowParams, slot: u64) -> u64 {
+    let start =
+        (u128::from(slot) * u128::from(params.window_ms)).div_ceil(u128::from(params.generations));
+    u64::try_from(start).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,77 @@
+//! The `bloomrsWN` RDB value: the window's parameters and clock, then each held generation's
+//! slot followed by its chain in the `MBbloom--` field order.
+
+use super::{Generation, WindowParams, Windowed, GENERATION_OVERHEAD, WINDOW_OVERHEAD};
+use crate::bloom::{self, Chain};
+use crate::rdb::{LoadError, RdbRead, RdbWrite};
+use std::collections::VecDeque;
+
+pub const ENCODING_VERSION: i32 = 1;
+/// The `flags` bit of a filter that does not scale inside a generation.
+pub(super) const FLAG_NONSCALING: u64 = 1;
+
+impl Windowed {
+    pub fn save(&self, w: &mut impl RdbWrite) {
+        let p = &self.params;
+        w.write_unsigned(p.window_ms);
+        w.write_unsigned(u64::from(p.generations));
+        w.write_unsigned(p.capacity);
+        w.write_double(p.error);
+        w.write_unsigned(u64::from(p.growth));
+        w.write_unsigned(if p.scaling { 0 } else { FLAG_NONSCALING });
+        w.write_unsigned(self.slot);
+        w.write_unsigned(self.ring.len() as u64);
+        for generation in &self.ring {
+            w.write_unsigned(generation.slot);
+            generation.chain.save(w);
+        }
+    }
+
+    pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
+        if encver != ENCODING_VERSION {
+            return Err(LoadError::UnknownVersion(encver));
+        }
+        let params = WindowParams {
+            window_ms: r.read_unsigned()?,
+            generations: narrow(r.read_unsigned()?, "generations")?,
+            capacity: r.read_unsigned()?,
+            error: r.read_double()?,
+            growth: narrow(r.read_unsigned()?, "growth")?,
+            scaling: parse_flags(r.read_unsigned()?).ok_or(LoadError::Invalid("flags"))?,
+        };
+        params.check().map_err(LoadError::Invalid)?;
+        let slot = r.read_unsigned()?;
+        let held = r.read_unsigned()?;
+        if held > u64::from(params.generations) {
+            return Err(LoadError::Invalid("more generations than the window holds"));
+        }
+        let mut ring = VecDeque::new();
+        let mut used = WINDOW_OVERHEAD;
+        for _ in 0..held {
+            let generation_slot = r.read_unsigned()?;
+            used = used.saturating_add(GENERATION_OVERHEAD);
+            let budget = max_bytes.checked_sub(used).ok_or(LoadError::TooLarge)?;
+            let chain = Chain::load(r, bloom::ENCODING_VERSION, budget)?;
+            used = used.saturating_add(chain.reported_bytes());
+            ring.push_back(Generation {
+                slot: generation_slot,
+                chain,
+            });
+        }
+        let filter = Windowed { params, slot, ring };
+        filter.validate(max_bytes)?;
+        Ok(filter)
+    }
+}
+
+pub(super) fn parse_flags(flags: u64) -> Option<bool> {
+    match flags {
+        0 => Some(true),
+        FLAG_NONSCALING => Some(false),
+        _ => None,
+    }
+}
+
+fn narrow(value: u64, field: &'static str) -> Result<u32, LoadError> {
+    u32::try_from(value).map_err(|_| LoadError::Invalid(field))
+}
