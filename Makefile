@@ -2,6 +2,9 @@
 # `make bench` measures it (results in docs/bench/).
 CARGO ?= cargo
 PORT ?= 6379
+# redis, valkey, or empty for both (make test; install-deps reads it too).
+SERVER ?=
+export SERVER
 
 .PHONY: all deps build run test bench lint fuzz chaos clean
 
@@ -16,12 +19,13 @@ build: deps
 run: build
 	PORT=$(PORT) scripts/run.sh
 
-# Unit tests of the pure core, then the integration tests against a real redis-server with
-# the freshly built module.
+# Unit tests of the pure core, then the integration tests with the freshly built module against
+# each server: Redis (redis-server) and Valkey (valkey-server), one summary line each.
+# SERVER=redis or SERVER=valkey runs the integration suite on one of them.
 test: build
 	$(CARGO) build --release --features fault-injection --target-dir target/fault-injection
 	$(CARGO) test --release --lib
-	$(CARGO) test --release --test '*' -- --test-threads 2
+	CARGO="$(CARGO)" SERVER="$(SERVER)" scripts/integration.sh
 
 # Server time per call next to GETBIT/SISMEMBER, and the feed de-duplication simulation; JSON and
 # PNG into docs/bench/. BENCH_ARGS="--quick" for a short run, "--module PATH" to compare a build.

@@ -80,8 +80,7 @@ fn restore_of_redisbloom_dump_payloads() {
             recorded_chunks(&fixture),
             "{key}"
         );
-        let usage = call!(c, "MEMORY", "USAGE", key.as_str()).int();
-        assert_eq!(usage, fixture["memory_usage"].as_i64().unwrap(), "{key}");
+        assert_memory_usage(&mut c, &key, &fixture);
     }
 }
 
@@ -133,9 +132,10 @@ fn replaying_redisbloom_builds() {
             recorded_chunks(&fixture),
             "{key}"
         );
+        let recorded = b64(fixture["dump"].as_str().unwrap());
         assert_eq!(
             call!(c, "DUMP", key.as_str()).bytes(),
-            b64(fixture["dump"].as_str().unwrap()),
+            as_dumped_here(&mut c, &recorded),
             "{key}"
         );
     }

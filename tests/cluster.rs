@@ -140,7 +140,7 @@ fn filters_in_a_three_node_cluster() {
         .iter()
         .map(|n| format!("127.0.0.1:{}", n.port))
         .collect();
-    let status = Command::new("redis-cli")
+    let status = Command::new(cli_binary())
         .args(["--cluster", "create"])
         .args(&addresses)
         .args(["--cluster-yes"])

@@ -68,6 +68,14 @@ fn crash_cycles(server: &mut Server, cycles: usize, seed: u64) -> usize {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         std::thread::sleep(Duration::from_millis(50 + (state >> 33) % 250));
+        // On a loaded machine `appendfsync always` can make the random moment too early for
+        // enough writes to be acknowledged: wait for them, then kill at once.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while acked.lock().unwrap().len() <= 101 * (cycle + 1)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         server.kill();
         stop.store(true, Ordering::Relaxed);
         thread.join().unwrap();

@@ -45,7 +45,7 @@ fn command_docs_for_every_command() {
     let s = Server::start();
     let mut c = s.client();
     for name in COMMANDS {
-        let docs = call!(c, "COMMAND", "DOCS", name).array();
+        let docs = strip_display_text(&call!(c, "COMMAND", "DOCS", name)).array();
         assert_eq!(docs[0], bulk(name));
         let doc = docs[1].array();
         assert_eq!(field(&doc, "group"), Some(bulk("module")), "{name}");
@@ -73,7 +73,7 @@ fn command_docs_for_every_command() {
             "{name}"
         );
     }
-    let add = call!(c, "COMMAND", "DOCS", "bf.add").array()[1].array();
+    let add = strip_display_text(&call!(c, "COMMAND", "DOCS", "bf.add")).array()[1].array();
     assert_eq!(
         field(&add, "summary"),
         Some(bulk("Adds an item to a Bloom Filter"))
@@ -98,7 +98,7 @@ fn command_docs_for_every_command() {
             ]),
         ]))
     );
-    let info = call!(c, "COMMAND", "DOCS", "bf.info").array()[1].array();
+    let info = strip_display_text(&call!(c, "COMMAND", "DOCS", "bf.info")).array()[1].array();
     let single = field(&info, "arguments").unwrap().array()[1].array();
     assert_eq!(
         single[..6],
@@ -429,6 +429,7 @@ fn info_section_totals() {
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(info_bf(&mut c), expected_totals(&mut c, (1, 2)));
     assert_eq!(call!(c, "FLUSHALL"), ok());
+    wait_lazyfree(&mut c);
     assert_eq!(info_bf(&mut c), expected_totals(&mut c, (1, 2)));
     assert_eq!(info_bf(&mut c)[0], ("bf_bloom_filters".to_string(), 0));
     assert!(call!(c, "INFO", "modules")

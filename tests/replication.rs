@@ -251,9 +251,11 @@ fn replicas_hold_identical_values() {
     wait_in_sync(&mut p, &mut r);
     assert_eq!(state(&mut r), expected);
     assert!(replica.alive());
-    assert!(replica
-        .log()
-        .contains("MASTER <-> REPLICA sync: Finished with success"));
+    let line = sync_finished_line(&server_info(&mut r));
+    assert!(
+        replica.log().contains(line),
+        "no {line:?} in the replica's log"
+    );
     println!(
         "replication: 7,000 random writes, {} keys compared three times",
         expected.len()

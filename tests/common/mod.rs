@@ -1,5 +1,12 @@
-//! Test support: a real `redis-server` with the freshly built module on a free loopback port,
-//! and a minimal RESP2/RESP3 client that keeps every reply's exact type.
+//! Test support: a real server (`redis-server`, or `valkey-server` with
+//! `BLOOMRS_SERVER=valkey-server`) with the freshly built module on a free loopback port, and a
+//! minimal RESP2/RESP3 client that keeps every reply's exact type.
+//!
+//! What the server (not the module) decides differs between servers and versions: the RDB
+//! version in DUMP trailers, the per-key `MEMORY USAGE` overhead, log wording, extra fields in
+//! `COMMAND DOCS`. Tests derive those at run time with the helpers at the end of this file
+//! (`Server::rdb_version`, `Server::key_overhead`, `sync_finished_line`, `strip_display_text`,
+//! ...) and assert what the module writes exactly.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -271,6 +278,29 @@ pub fn module_path() -> PathBuf {
     path
 }
 
+/// The server binary the tests start: `BLOOMRS_SERVER` (`redis-server` or `valkey-server`, a
+/// path also works), `redis-server` by default.
+pub fn server_binary() -> String {
+    std::env::var("BLOOMRS_SERVER")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "redis-server".to_string())
+}
+
+/// Whether the tests run against Valkey.
+pub fn is_valkey() -> bool {
+    server_binary().contains("valkey")
+}
+
+/// The command-line client that goes with the server: `redis-cli` or `valkey-cli`.
+pub fn cli_binary() -> String {
+    let server = server_binary();
+    match server.rfind("-server") {
+        Some(at) => format!("{}-cli", &server[..at]),
+        None => "redis-cli".to_string(),
+    }
+}
+
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 /// A new, empty data directory for one test server.
@@ -318,7 +348,7 @@ fn free_port() -> u16 {
     }
 }
 
-/// A redis-server with the module, in its own data directory, killed on drop.
+/// A server (see `server_binary`) with the module, in its own data directory, killed on drop.
 pub struct Server {
     child: Option<Child>,
     /// The module build this server loads.
@@ -353,14 +383,16 @@ impl Server {
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             config: config.iter().map(|s| s.to_string()).collect(),
         };
-        server.launch().expect("redis-server did not start");
+        if let Err(why) = server.launch() {
+            panic!("{} did not start: {why}", server_binary());
+        }
         server
     }
 
     fn launch(&mut self) -> Result<(), String> {
         for _attempt in 0..5 {
             self.port = free_port();
-            let mut command = Command::new("redis-server");
+            let mut command = Command::new(server_binary());
             command
                 .arg("--port")
                 .arg(self.port.to_string())
@@ -386,7 +418,7 @@ impl Server {
                 .stderr(Stdio::null());
             let child = command
                 .spawn()
-                .map_err(|e| format!("cannot run redis-server: {e}"))?;
+                .map_err(|e| format!("cannot run {}: {e}", server_binary()))?;
             self.child = Some(child);
             if self.wait_ready() {
                 return Ok(());
@@ -432,7 +464,9 @@ impl Server {
     /// Stops the server (SIGKILL, nothing saved) and starts it again on the same directory.
     pub fn restart(&mut self) {
         self.kill();
-        self.launch().expect("redis-server did not restart");
+        if let Err(why) = self.launch() {
+            panic!("{} did not restart: {why}", server_binary());
+        }
     }
 
     /// Whether the process is still running.
@@ -450,7 +484,7 @@ impl Drop for Server {
     }
 }
 
-/// Runs redis-server with the module and the given load arguments, expecting it to refuse to
+/// Runs the server with the module and the given load arguments, expecting it to refuse to
 /// start; returns its log.
 pub fn failed_start_log(module_args: &[&str]) -> String {
     let dir = std::env::temp_dir().join(format!(
@@ -460,7 +494,7 @@ pub fn failed_start_log(module_args: &[&str]) -> String {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("redis.log");
-    let status = Command::new("redis-server")
+    let status = Command::new(server_binary())
         // No TCP listener (a unix socket instead), so it cannot take a port another test is
         // about to use.
         .args(["--port", "0", "--save", ""])
@@ -780,5 +814,208 @@ impl ToArg for &String {
 impl ToArg for &Vec<u8> {
     fn to_arg(&self) -> Vec<u8> {
         self.to_vec()
+    }
+}
+
+// --- What the server decides ----------------------------------------------------------------
+//
+// Each helper asks the running server, so a test asserts the module's part exactly and the
+// server's part as this server does it.
+
+/// Name and version of the running server, from `INFO server`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    /// `redis` or `valkey`.
+    pub name: String,
+    /// `[major, minor, patch]` of that server (Valkey's own version, not the Redis version it
+    /// reports for compatibility).
+    pub version: [u32; 3],
+}
+
+impl ServerInfo {
+    pub fn is_valkey(&self) -> bool {
+        self.name == "valkey"
+    }
+
+    /// Whether the version is at least `major.minor`.
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.version[0], self.version[1]) >= (major, minor)
+    }
+
+    /// Whether the server's module API has module-defined ACL categories
+    /// (`RedisModule_AddACLCategory`): Valkey 8 and Redis 7.4 onwards.
+    pub fn has_module_acl_categories(&self) -> bool {
+        if self.is_valkey() {
+            self.at_least(8, 0)
+        } else {
+            self.at_least(7, 4)
+        }
+    }
+}
+
+impl std::fmt::Display for ServerInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [a, b, c] = self.version;
+        write!(f, "{}-server {a}.{b}.{c}", self.name)
+    }
+}
+
+/// The server `client` talks to.
+pub fn server_info(client: &mut Client) -> ServerInfo {
+    let info = client.call(&["INFO", "server"]).text();
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    };
+    let name = field("server_name").unwrap_or_else(|| "redis".to_string());
+    let version = field(&format!("{name}_version"))
+        .or_else(|| field("redis_version"))
+        .unwrap_or_default();
+    let mut parts = version.split('.').map(|p| p.parse().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0);
+    ServerInfo {
+        name,
+        version: [next(), next(), next()],
+    }
+}
+
+/// A key name of `len` bytes that no test uses (for probing the server).
+fn probe_key(len: usize) -> String {
+    "\u{7f}".repeat(len.max(1))
+}
+
+/// The RDB version this server writes in DUMP trailers (10 for Redis 7.0, 11 for Valkey 8 and
+/// Redis 7.2, ...), read from the DUMP of a probe string key.
+pub fn rdb_version(client: &mut Client) -> [u8; 2] {
+    let key = probe_key(24);
+    client.call(&["SET", key.as_str(), "rdb-version-probe"]);
+    let dump = client.call(&["DUMP", key.as_str()]).bytes();
+    client.call(&["DEL", key.as_str()]);
+    let at = dump.len() - 10;
+    [dump[at], dump[at + 1]]
+}
+
+/// `payload` (a DUMP payload, e.g. one RedisBloom wrote on Redis 7.0) as this server's DUMP
+/// writes the same value: the body unchanged, the trailer's RDB version this server's, and the
+/// CRC64 recomputed.
+pub fn as_dumped_here(client: &mut Client, payload: &[u8]) -> Vec<u8> {
+    with_rdb_version(payload, rdb_version(client))
+}
+
+/// `payload` with another RDB version in its trailer and a valid CRC64.
+pub fn with_rdb_version(payload: &[u8], version: [u8; 2]) -> Vec<u8> {
+    let body = &payload[..payload.len() - 10];
+    let mut out = [body, &version].concat();
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// What `MEMORY USAGE` adds to a module value's own reported size for a key named like `key`
+/// (the key's string and the table entry; Valkey embeds the key and counts less). Measured on a
+/// probe key of the same name length holding an integer-encoded string, which costs the same
+/// overhead plus one object header (16 bytes) on both servers.
+pub fn key_overhead(client: &mut Client, key: &str) -> i64 {
+    let probe = probe_key(key.len());
+    client.call(&["SET", probe.as_str(), "1"]);
+    let usage = client.call(&["MEMORY", "USAGE", probe.as_str()]).int();
+    client.call(&["DEL", probe.as_str()]);
+    usage - 16
+}
+
+/// `MEMORY USAGE` of `key` without the server's per-key overhead: the size the module's
+/// memory-usage callback reported for the value.
+pub fn value_memory(client: &mut Client, key: &str) -> i64 {
+    let usage = client.call(&["MEMORY", "USAGE", key]).int();
+    usage - key_overhead(client, key)
+}
+
+/// The replica's log line for a finished full sync: `PRIMARY <-> REPLICA ...` on Valkey 8,
+/// `MASTER <-> REPLICA ...` on Redis.
+pub fn sync_finished_line(info: &ServerInfo) -> &'static str {
+    if info.is_valkey() && info.at_least(8, 0) {
+        "PRIMARY <-> REPLICA sync: Finished with success"
+    } else {
+        "MASTER <-> REPLICA sync: Finished with success"
+    }
+}
+
+/// A `COMMAND DOCS` reply without what the server adds by itself: Valkey gives every argument
+/// a `display_text` equal to its name when the module set none.
+pub fn strip_display_text(reply: &Reply) -> Reply {
+    match reply {
+        Array(items) => {
+            let name = items
+                .chunks(2)
+                .find(|pair| pair[0] == Bulk(b"name".to_vec()))
+                .and_then(|pair| pair.get(1).cloned());
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < items.len() {
+                let is_default_text = items[at] == Bulk(b"display_text".to_vec())
+                    && name.is_some()
+                    && items.get(at + 1) == name.as_ref();
+                if is_default_text {
+                    at += 2;
+                } else {
+                    out.push(strip_display_text(&items[at]));
+                    at += 1;
+                }
+            }
+            Array(out)
+        }
+        Map(pairs) => {
+            let name = pairs
+                .iter()
+                .find(|(k, _)| *k == Bulk(b"name".to_vec()))
+                .map(|(_, v)| v.clone());
+            Map(pairs
+                .iter()
+                .filter(|(k, v)| {
+                    !(*k == Bulk(b"display_text".to_vec()) && Some(v) == name.as_ref())
+                })
+                .map(|(k, v)| (strip_display_text(k), strip_display_text(v)))
+                .collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// `MEMORY USAGE` of a key restored from a RedisBloom fixture: the value's own size is the
+/// `Size` RedisBloom reported in its INFO (its memory-usage callback gives the same), plus this
+/// server's per-key overhead. On Redis 7.0, where the fixtures were recorded, that is exactly the
+/// recorded `memory_usage`.
+pub fn assert_memory_usage(client: &mut Client, key: &str, fixture: &serde_json::Value) {
+    let size = fixture["info"]
+        .as_array()
+        .and_then(|info| info.iter().find(|pair| pair[0] == "Size"))
+        .and_then(|pair| pair[1].as_i64())
+        .expect("the fixture records a Size");
+    let usage = client.call(&["MEMORY", "USAGE", key]).int();
+    assert_eq!(usage - key_overhead(client, key), size, "{key}: value size");
+    let info = server_info(client);
+    if info.name == "redis" && info.version[..2] == [7, 0] {
+        let recorded = fixture["memory_usage"].as_i64().unwrap();
+        assert_eq!(usage, recorded, "{key}: MEMORY USAGE as recorded");
+    }
+}
+
+/// Waits until the server has no object waiting to be freed in the background. Valkey 8 frees
+/// lazily by default (`lazyfree-lazy-user-flush`, `-user-del`, ... are `yes`), so after a
+/// `FLUSHALL` or `DEL` the module's free callbacks may still be running on another thread.
+pub fn wait_lazyfree(client: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let memory = client.call(&["INFO", "memory"]).text();
+        let pending = memory
+            .lines()
+            .find_map(|l| l.strip_prefix("lazyfree_pending_objects:"))
+            .map(|v| v.trim().to_string());
+        if pending.as_deref().is_none_or(|v| v == "0") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "lazy free did not finish");
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
