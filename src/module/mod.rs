@@ -1,6 +1,7 @@
 //! The Redis layer: module registration, load arguments, commands and data types. It parses,
 //! calls the core and replies; no filter logic lives here.
 
+mod acl;
 mod bf;
 mod cf;
 mod cf_chunks;
@@ -134,6 +135,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int,
         )
     };
+    if let Err(reason) = acl::register_families(ctx.ctx) {
+        ffi::log(c"warning", &reason);
+        return Status::Err;
+    }
     for (name, handler, flags) in commands() {
         // SAFETY: registers a static entry point under a NUL-terminated name; key at 1.
         let status = unsafe {
@@ -149,6 +154,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         };
         if status != raw::REDISMODULE_OK as c_int {
             ffi::log(c"warning", &format!("cannot register {name:?}"));
+            return Status::Err;
+        }
+        if let Err(reason) = acl::assign(ctx.ctx, name, flags) {
+            ffi::log(c"warning", &reason);
             return Status::Err;
         }
         if cfg!(feature = "fault-injection") && name == c"bf.__fault" {

@@ -1019,3 +1019,23 @@ pub fn wait_lazyfree(client: &mut Client) {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// Every command the module registered (lower case, sorted), as the server lists them.
+pub fn module_commands(client: &mut Client) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .call(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"])
+        .array()
+        .iter()
+        .map(|name| name.text().to_ascii_lowercase())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The ACL categories `COMMAND INFO` gives a command (`@write`, `@bloom`, ...), sorted.
+pub fn command_acl_categories(client: &mut Client, command: &str) -> Vec<String> {
+    let info = client.call(&["COMMAND", "INFO", command]).array();
+    let mut categories: Vec<String> = info[0].array()[6].array().iter().map(Reply::text).collect();
+    categories.sort();
+    categories
+}
