@@ -3,6 +3,7 @@
 //! that never span two links. Iterator `p >= 1` addresses byte `p - 1` of the concatenated
 //! bit arrays.
 
+use super::cells::{Bits, Cells};
 use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
 use super::Chain;
 
@@ -124,7 +125,7 @@ impl Chain {
                 bytes,
                 n2,
             };
-            validate_shape(&shape).map_err(|_| HeaderError::BadData)?;
+            validate_shape::<Bits>(&shape).map_err(|_| HeaderError::BadData)?;
             total_bytes = total_bytes
                 .checked_add(bytes)
                 .ok_or(HeaderError::TooLarge)?;
@@ -154,8 +155,11 @@ impl Chain {
             .map_err(|_| HeaderError::BadData)?;
         Ok(chain)
     }
+}
 
-    /// The link holding byte `offset` of the concatenated bit arrays, and the offset in it.
+/// The data chunks, which address the links' arrays whatever their cells hold.
+impl<C: Cells> Chain<C> {
+    /// The link holding byte `offset` of the concatenated arrays, and the offset in it.
     fn locate(&self, offset: u64) -> Option<(usize, usize)> {
         let mut start = 0u64;
         for (index, link) in self.links.iter().enumerate() {
@@ -206,7 +210,7 @@ impl Chain {
         let array = self
             .links
             .get_mut(index)
-            .map(|l| &mut l.array)
+            .map(|link| &mut link.array)
             .ok_or(ChunkError::NoLink)?;
         let target = array
             .get_mut(within..)

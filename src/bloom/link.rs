@@ -1,6 +1,10 @@
-//! One link of a scalable Bloom filter: a bit array with its own capacity, error rate and
-//! number of hash functions, sized and probed exactly as RedisBloom's `struct bloom`.
+//! One link of a scalable Bloom filter: an array of positions with its own capacity, error
+//! rate and number of hash functions, sized and probed exactly as RedisBloom's `struct bloom`.
+//! What a position holds (a bit, or a counter) is the link's [`Cells`].
 
+use std::marker::PhantomData;
+
+use super::cells::{Bits, Cells};
 use super::ItemHash;
 
 /// ln(2), with the digits RedisBloom uses: the hash count is `ceil(LN2 * bpe)`, and the last
@@ -61,7 +65,7 @@ pub enum LinkError {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Link {
+pub struct Link<C: Cells = Bits> {
     /// Capacity: items this link takes before the chain grows.
     pub entries: u64,
     pub error: f64,
@@ -78,6 +82,7 @@ pub struct Link {
     pub array: Box<[u8]>,
     /// Reduces probe hashes modulo `bits` (or 2^n2); derived from them.
     reducer: Reducer,
+    cells: PhantomData<C>,
 }
 
 /// `x mod d` for a fixed divisor without a division instruction: Lemire, Kaser and Kurz,
@@ -187,10 +192,16 @@ impl LinkShape {
             n2,
         })
     }
+
+    /// The same geometry with the array sized for `C` cells (a bit array is already).
+    pub fn with_cells<C: Cells>(self) -> Result<Self, LinkError> {
+        let bytes = C::array_bytes(self.bits).ok_or(LinkError::TooLarge)?;
+        Ok(Self { bytes, ..self })
+    }
 }
 
-impl Link {
-    /// Allocates the zeroed bit array of a shape whose size the caller has checked.
+impl<C: Cells> Link<C> {
+    /// Allocates the zeroed array of a shape whose size the caller has checked.
     pub fn allocate(shape: &LinkShape, force64: bool) -> Result<Self, LinkError> {
         let bytes = usize::try_from(shape.bytes).map_err(|_| LinkError::TooLarge)?;
         let mut array = Vec::new();
@@ -219,6 +230,7 @@ impl Link {
             force64,
             array,
             reducer: Reducer::new(Self::modulus(shape.bits, shape.n2)),
+            cells: PhantomData,
         }
     }
 
@@ -235,16 +247,23 @@ impl Link {
         }
     }
 
-    /// The byte index and mask of the i-th probe.
+    /// The byte index and cell selector of the i-th probe.
     #[inline]
     fn probe(&self, hash: ItemHash, i: u64) -> (usize, u8) {
         let position = self
             .reducer
             .reduce(hash.a.wrapping_add(i.wrapping_mul(hash.b)));
-        ((position >> 3) as usize, 1u8 << (position & 7))
+        C::locate(position)
     }
 
-    /// The probes of an item (byte index and mask), computed once: up to `PROBE_BATCH` of
+    /// Every probe of an item (byte index and cell selector), for kinds that do more with
+    /// their cells than set and test them.
+    #[inline]
+    pub fn probes_of(&self, hash: ItemHash) -> impl Iterator<Item = (usize, u8)> + '_ {
+        (0..u64::from(self.hashes)).map(move |i| self.probe(hash, i))
+    }
+
+    /// The probes of an item (byte index and selector), computed once: up to `PROBE_BATCH` of
     /// them, or None for links with more hash functions (which take the plain path).
     #[inline]
     fn probes(&self, hash: ItemHash) -> Option<Probes> {
@@ -280,7 +299,7 @@ impl Link {
         }
     }
 
-    /// Whether every probed bit is set.
+    /// Whether every probed cell is occupied.
     #[inline]
     pub fn contains(&self, hash: ItemHash) -> bool {
         // A cached link answers fastest probe by probe: an absent item usually fails at the
@@ -299,19 +318,20 @@ impl Link {
     }
 
     #[inline]
-    fn is_set(&self, (byte, mask): (usize, u8)) -> bool {
-        self.array.get(byte).is_some_and(|b| b & mask != 0)
+    fn is_set(&self, (byte, selector): (usize, u8)) -> bool {
+        self.array
+            .get(byte)
+            .is_some_and(|b| C::is_set(*b, selector))
     }
 
-    /// Sets every probed bit; true if at least one was clear.
+    /// Records the item in every probed cell; true if at least one was unoccupied.
     #[inline]
     pub fn insert(&mut self, hash: ItemHash) -> bool {
         let mut changed = false;
         for i in 0..u64::from(self.hashes) {
-            let (byte, mask) = self.probe(hash, i);
+            let (byte, selector) = self.probe(hash, i);
             if let Some(b) = self.array.get_mut(byte) {
-                changed |= *b & mask == 0;
-                *b |= mask;
+                changed |= C::insert(b, selector);
             }
         }
         changed
@@ -331,15 +351,16 @@ impl Link {
 }
 
 /// RedisBloom's integrity check for a link read from a dump, tightened so that every probe
-/// stays inside the bit array: `bits` may not exceed the array, nor may `2^n2`.
-pub fn validate_shape(shape: &LinkShape) -> Result<(), &'static str> {
+/// stays inside the array: `bits` positions of `C` may not exceed the array, nor may `2^n2`.
+pub fn validate_shape<C: Cells>(shape: &LinkShape) -> Result<(), &'static str> {
     if !(shape.error > 0.0 && shape.error < 1.0) {
         return Err("error rate out of range");
     }
     if shape.n2 > 63 {
         return Err("n2 out of range");
     }
-    if shape.bits == 0 || shape.bytes.checked_mul(8).is_none_or(|b| shape.bits > b) {
+    let fits = C::array_bytes(shape.bits).is_some_and(|needed| needed <= shape.bytes);
+    if shape.bits == 0 || !fits {
         return Err("bit count does not match the array");
     }
     if shape.n2 != 0 && shape.bits < (1u64 << shape.n2) {
@@ -470,7 +491,7 @@ mod tests {
     #[test]
     fn probes_of_foo_in_a_default_link() {
         let shape = noround(100, 0.005);
-        let mut link = Link::allocate(&shape, true).unwrap();
+        let mut link: Link = Link::allocate(&shape, true).unwrap();
         let hash = ItemHash {
             a: 0x822b4f99b121f10d,
             b: 0x9d63d52a557f61c2,

@@ -2,10 +2,12 @@
 //! tighter than the one before, with the same hashing, sizing and growth rules, so a filter
 //! built here holds the same bits as RedisBloom's.
 
+mod cells;
 mod dump;
 mod link;
 mod rdb;
 
+pub use cells::{Bits, Cells};
 pub use dump::{Chunk, ChunkError, HeaderError, MAX_CHUNK};
 pub use link::{
     Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
@@ -104,14 +106,17 @@ pub enum AddError {
     CannotGrow,
 }
 
+/// A scalable Bloom filter: links of `C` cells (bits for RedisBloom's filters), each
+/// `growth` times larger and twice as tight as the one before. The chain walk (hashing,
+/// lookups across links, prefetching, growth, chunks) is the same for every kind of cell.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Chain {
+pub struct Chain<C: Cells = Bits> {
     /// Items added (reported new) over all links.
     pub size: u64,
     pub options: u32,
     /// Capacity factor from one link to the next (EXPANSION).
     pub growth: u32,
-    pub links: Vec<Link>,
+    pub links: Vec<Link<C>>,
 }
 
 /// Bytes a chain with these link sizes reports (BF.INFO Size, MEMORY USAGE).
@@ -131,10 +136,10 @@ impl From<LinkError> for CreateError {
     }
 }
 
-impl Chain {
-    /// A new empty chain: `BF.RESERVE` and auto-creation. A scaling chain's first link gets
-    /// half the requested error rate; a non-scaling one gets all of it.
-    pub fn new(
+impl<C: Cells> Chain<C> {
+    /// A new empty chain of `C` cells: `BF.RESERVE` and auto-creation. A scaling chain's
+    /// first link gets half the requested error rate; a non-scaling one gets all of it.
+    pub fn reserve(
         capacity: u64,
         error: f64,
         growth: u32,
@@ -147,7 +152,7 @@ impl Chain {
             options |= OPT_NO_SCALING;
             link_error = error;
         }
-        let shape = LinkShape::new(capacity, link_error, options)?;
+        let shape = LinkShape::new(capacity, link_error, options)?.with_cells::<C>()?;
         if reported_size(1, shape.bytes).is_none_or(|size| size > max_bytes) {
             return Err(CreateError::TooLarge);
         }
@@ -212,41 +217,33 @@ impl Chain {
         }
     }
 
-    /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
-    pub fn add(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
-        self.add_hash(self.hash(item), max_bytes)
-    }
-
-    /// Adds every item in order, prefetching a few items ahead; `answer` receives each
-    /// outcome and returns false to stop.
-    pub fn add_each<'a>(
+    /// Runs `op` on the hashes of every item in order, prefetching a few items ahead so the
+    /// cache misses of a large filter overlap; stops when `op` returns false.
+    pub fn each_ahead<'a>(
         &mut self,
         items: impl Iterator<Item = &'a [u8]>,
-        max_bytes: u64,
-        mut answer: impl FnMut(Result<bool, AddError>) -> bool,
+        mut op: impl FnMut(&mut Self, ItemHash) -> bool,
     ) {
         let mut ahead = Lookahead::default();
         for item in items {
             let hash = self.hash(item);
             self.prefetch(hash);
             if let Some(oldest) = ahead.push(hash) {
-                if !answer(self.add_hash(oldest, max_bytes)) {
+                if !op(self, oldest) {
                     return;
                 }
             }
         }
         while let Some(hash) = ahead.pop() {
-            if !answer(self.add_hash(hash, max_bytes)) {
+            if !op(self, hash) {
                 return;
             }
         }
     }
 
-    /// Adds an item by its hashes (see [`Chain::add`]).
-    pub fn add_hash(&mut self, hash: ItemHash, max_bytes: u64) -> Result<bool, AddError> {
-        if self.links.iter().rev().any(|link| link.contains(hash)) {
-            return Ok(false);
-        }
+    /// The newest link, after appending one if it holds its capacity: `Full` for a
+    /// non-scaling chain, `CannotGrow` if the new link does not fit `max_bytes`.
+    pub fn open_link(&mut self, max_bytes: u64) -> Result<&mut Link<C>, AddError> {
         let needs_link = self
             .links
             .last()
@@ -257,13 +254,7 @@ impl Chain {
             }
             self.grow(max_bytes)?;
         }
-        let link = self.links.last_mut().ok_or(AddError::CannotGrow)?;
-        let added = link.insert(hash);
-        if added {
-            link.size += 1;
-            self.size += 1;
-        }
-        Ok(added)
+        self.links.last_mut().ok_or(AddError::CannotGrow)
     }
 
     /// Appends a link `growth` times larger and twice as tight as the newest one.
@@ -274,6 +265,7 @@ impl Chain {
             .checked_mul(u64::from(self.growth))
             .ok_or(AddError::CannotGrow)?;
         let shape = LinkShape::new(entries, newest.error * ERROR_TIGHTENING, self.options)
+            .and_then(LinkShape::with_cells::<C>)
             .map_err(|_| AddError::CannotGrow)?;
         let total = self.link_bytes().checked_add(shape.bytes);
         let fits = total
@@ -291,7 +283,7 @@ impl Chain {
     pub fn link_bytes(&self) -> u64 {
         self.links
             .iter()
-            .map(Link::bytes)
+            .map(Link::<C>::bytes)
             .fold(0u64, u64::saturating_add)
     }
 
@@ -302,13 +294,13 @@ impl Chain {
             .fold(0u64, |sum, link| sum.wrapping_add(link.entries))
     }
 
-    /// Bytes as RedisBloom reports them (BF.INFO Size): struct sizes plus bit arrays.
+    /// Bytes as RedisBloom reports them (BF.INFO Size): struct sizes plus arrays.
     pub fn reported_bytes(&self) -> u64 {
         reported_size(self.links.len() as u64, self.link_bytes()).unwrap_or(u64::MAX)
     }
 
     /// RedisBloom's chain integrity check: known options only, and link sizes adding up.
-    fn validate(&self, max_bytes: u64) -> Result<(), &'static str> {
+    pub fn validate(&self, max_bytes: u64) -> Result<(), &'static str> {
         if self.links.is_empty() {
             return Err("no links");
         }
@@ -326,6 +318,51 @@ impl Chain {
             return Err("too large");
         }
         Ok(())
+    }
+}
+
+/// RedisBloom's filters: links of bits, where an item some link already holds is not added
+/// again.
+impl Chain {
+    /// A new empty chain of bits (see [`Chain::reserve`]).
+    pub fn new(
+        capacity: u64,
+        error: f64,
+        growth: u32,
+        scaling: bool,
+        max_bytes: u64,
+    ) -> Result<Self, CreateError> {
+        Self::reserve(capacity, error, growth, scaling, max_bytes)
+    }
+
+    /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
+    pub fn add(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
+        self.add_hash(self.hash(item), max_bytes)
+    }
+
+    /// Adds every item in order, prefetching a few items ahead; `answer` receives each
+    /// outcome and returns false to stop.
+    pub fn add_each<'a>(
+        &mut self,
+        items: impl Iterator<Item = &'a [u8]>,
+        max_bytes: u64,
+        mut answer: impl FnMut(Result<bool, AddError>) -> bool,
+    ) {
+        self.each_ahead(items, |chain, hash| answer(chain.add_hash(hash, max_bytes)));
+    }
+
+    /// Adds an item by its hashes (see [`Chain::add`]).
+    pub fn add_hash(&mut self, hash: ItemHash, max_bytes: u64) -> Result<bool, AddError> {
+        if self.contains_hash(hash) {
+            return Ok(false);
+        }
+        let link = self.open_link(max_bytes)?;
+        let added = link.insert(hash);
+        if added {
+            link.size += 1;
+            self.size += 1;
+        }
+        Ok(added)
     }
 }
 

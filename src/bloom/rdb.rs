@@ -1,6 +1,7 @@
 //! The `MBbloom--` RDB value, in RedisBloom's field order. Encoding version 4 is written;
 //! versions 0 to 4 are read.
 
+use super::cells::Bits;
 use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
 use super::Chain;
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
@@ -100,7 +101,7 @@ fn load_link(r: &mut impl RdbRead, encver: i32, options: u32) -> Result<Link, Lo
         bytes: array.len() as u64,
         n2,
     };
-    validate_shape(&shape).map_err(LoadError::Invalid)?;
+    validate_shape::<Bits>(&shape).map_err(LoadError::Invalid)?;
     let force64 = options & OPT_FORCE64 != 0;
     Ok(Link::from_parts(&shape, force64, size, array))
 }

@@ -1,14 +1,14 @@
-//! The `BF.*` commands: the arguments parsed by `syntax::bf`, then one call into the Bloom
-//! core, then the reply.
+//! The `BF.*` commands: the arguments parsed by `syntax::bf`, then one call into whatever
+//! kind of Bloom filter the key holds (`kinds`), then the reply.
 
 use std::ffi::CStr;
 
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
+use super::kinds::{self, BloomValue, Write};
 use super::stats;
-use super::types::BLOOM_TYPE;
-use crate::bloom::{format_g, AddError, Chain, ChunkError, CreateError, HeaderError};
+use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
@@ -72,22 +72,15 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
     let options = parse_bf_reserve(&args).map_err(arg_error)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    match key.slot::<Chain>(&BLOOM_TYPE) {
+    match kinds::lookup(&mut key) {
         Slot::Empty => {}
         Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
-    let chain = Chain::new(
-        options.capacity,
-        options.error,
-        options.growth,
-        options.scaling,
-        config::max_filter_bytes(),
-    )
-    .map_err(create_error)?;
-    key.set(&BLOOM_TYPE, chain);
+    let write = Write::new(ctx);
+    kinds::create(&mut key, &options, &write).map_err(create_error)?;
     ctx.reply_ok();
-    ctx.replicate_verbatim();
+    write.finish(ctx, &mut key, key_name);
     ctx.notify(c"bf.reserve", key_name);
     Ok(())
 }
@@ -125,25 +118,24 @@ fn insert_items(
 ) -> CommandResult {
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    let max_bytes = config::max_filter_bytes();
+    let mut write = Write::new(ctx);
     let mut changed = false;
-    let chain = match (key.slot::<Chain>(&BLOOM_TYPE), create) {
-        (Slot::Ours(chain), _) => chain,
+    let filter = match (kinds::lookup(&mut key), create) {
+        (Slot::Ours(filter), _) => filter,
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Empty, None) => return Err(NOT_FOUND.into()),
         (Slot::Empty, Some(o)) => {
-            let chain = Chain::new(o.capacity, o.error, o.growth, o.scaling, max_bytes)
-                .map_err(create_error)?;
-            replicate_creation(ctx, args, &o);
+            let filter = kinds::create(&mut key, &o, &write).map_err(create_error)?;
+            write.effect(c"BF.RESERVE", reserve_args(&o));
             changed = true;
-            key.set(&BLOOM_TYPE, chain)
+            filter
         }
     };
     if multi {
         ctx.reply_array_postponed();
     }
     let mut replied = 0;
-    chain.add_each(args.items(first), max_bytes, |outcome| {
+    filter.add_each(&mut args.items(first), &mut write, &mut |outcome| {
         replied += 1;
         match outcome {
             Ok(added) => {
@@ -161,7 +153,7 @@ fn insert_items(
     if multi {
         ctx.set_array_len(replied);
     }
-    ctx.replicate_verbatim();
+    write.finish(ctx, &mut key, key_name);
     if changed {
         ctx.notify(event, key_name);
     }
@@ -170,29 +162,18 @@ fn insert_items(
 
 /// Deviation D10: a filter created implicitly is propagated as an explicit BF.RESERVE, so a
 /// replica or the AOF builds it with the primary's parameters, not its own defaults.
-fn replicate_creation(ctx: Ctx, args: Args, o: &BloomOptions) {
-    let Some(key) = args.raw(1) else { return };
-    let error = format!("{:?}", o.error);
-    let capacity = o.capacity.to_string();
+fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
+    let mut args = vec![
+        format!("{:?}", o.error).into_bytes(),
+        o.capacity.to_string().into_bytes(),
+    ];
     if o.scaling {
-        let growth = o.growth.to_string();
-        ctx.replicate(
-            c"BF.RESERVE",
-            key,
-            &[
-                error.as_bytes(),
-                capacity.as_bytes(),
-                b"EXPANSION",
-                growth.as_bytes(),
-            ],
-        );
+        args.push(b"EXPANSION".to_vec());
+        args.push(o.growth.to_string().into_bytes());
     } else {
-        ctx.replicate(
-            c"BF.RESERVE",
-            key,
-            &[error.as_bytes(), capacity.as_bytes(), b"NONSCALING"],
-        );
+        args.push(b"NONSCALING".to_vec());
     }
+    args
 }
 
 /// BF.EXISTS key item
@@ -215,30 +196,32 @@ fn check_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, false);
     // A missing key or one of another type answers "not present" for every item.
-    let chain = match key.slot::<Chain>(&BLOOM_TYPE) {
-        Slot::Ours(chain) => Some(&*chain),
+    let filter = match kinds::lookup(&mut key) {
+        Slot::Ours(filter) => Some(&*filter),
         _ => None,
     };
     if multi {
         ctx.reply_array(args.len() - 2);
     }
-    match chain {
-        Some(chain) => chain.contains_each(args.items(2), |found| ctx.reply_bool(found)),
+    match filter {
+        Some(filter) => {
+            filter.contains_each(&mut args.items(2), &mut |found| ctx.reply_bool(found));
+        }
         None => args.items(2).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
 }
 
 /// Opens a key that must hold a Bloom filter, for reading.
-fn with_chain(
+fn with_filter(
     ctx: Ctx,
     args: Args,
-    body: impl FnOnce(&mut Chain) -> CommandResult,
+    body: impl FnOnce(&mut dyn BloomValue) -> CommandResult,
 ) -> CommandResult {
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, false);
-    match key.slot::<Chain>(&BLOOM_TYPE) {
-        Slot::Ours(chain) => body(chain),
+    match kinds::lookup(&mut key) {
+        Slot::Ours(filter) => body(filter),
         Slot::Empty => Err(NOT_FOUND.into()),
         Slot::WrongType => Err(WRONG_TYPE.into()),
     }
@@ -249,31 +232,36 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
     if !(2..=3).contains(&args.len()) {
         return Err(CommandError::Arity);
     }
-    with_chain(ctx, args, |chain| {
-        let growth = chain.is_scaling().then_some(i64::from(chain.growth));
-        let fields: [(BfInfoField, &CStr, Option<i64>); 5] = [
+    with_filter(ctx, args, |filter| {
+        let info = filter.info();
+        let standard: [(Option<BfInfoField>, &CStr, Option<i64>); 5] = [
             (
-                BfInfoField::Capacity,
+                Some(BfInfoField::Capacity),
                 c"Capacity",
-                Some(chain.capacity() as i64),
+                Some(info.capacity as i64),
             ),
+            (Some(BfInfoField::Size), c"Size", Some(info.size as i64)),
             (
-                BfInfoField::Size,
-                c"Size",
-                Some(chain.reported_bytes() as i64),
-            ),
-            (
-                BfInfoField::Filters,
+                Some(BfInfoField::Filters),
                 c"Number of filters",
-                Some(chain.links.len() as i64),
+                Some(info.filters as i64),
             ),
             (
-                BfInfoField::Items,
+                Some(BfInfoField::Items),
                 c"Number of items inserted",
-                Some(chain.size as i64),
+                Some(info.items as i64),
             ),
-            (BfInfoField::Expansion, c"Expansion rate", growth),
+            (
+                Some(BfInfoField::Expansion),
+                c"Expansion rate",
+                info.expansion.map(i64::from),
+            ),
         ];
+        let extra = info
+            .extra
+            .iter()
+            .map(|(name, value)| (None, *name, Some(*value)));
+        let fields: Vec<_> = standard.into_iter().chain(extra).collect();
         let reply_value = |value: Option<i64>| match value {
             Some(v) => ctx.reply_int(v),
             None => ctx.reply_null(),
@@ -289,7 +277,7 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
         };
         let (_, name, value) = fields
             .into_iter()
-            .find(|(field, _, _)| *field == wanted)
+            .find(|(field, _, _)| *field == Some(wanted))
             .ok_or(INVALID_INFO_FIELD)?;
         if ctx.is_resp3() {
             ctx.reply_map(1);
@@ -307,8 +295,8 @@ pub fn card(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() != 2 {
         return Err(CommandError::Arity);
     }
-    match with_chain(ctx, args, |chain| {
-        ctx.reply_int(chain.size as i64);
+    match with_filter(ctx, args, |filter| {
+        ctx.reply_int(filter.card() as i64);
         Ok(())
     }) {
         Err(CommandError::Reply(e)) if e == NOT_FOUND => {
@@ -324,26 +312,11 @@ pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() != 2 {
         return Err(CommandError::Arity);
     }
-    with_chain(ctx, args, |chain| {
-        ctx.reply_array(chain.links.len() + 1);
-        ctx.reply_bulk(format!("size:{}", chain.size).as_bytes());
-        let width = if chain.is_64bit() { 64 } else { 32 };
-        for link in &chain.links {
-            let bits = if link.bits == 0 {
-                1u64 << link.n2
-            } else {
-                link.bits
-            };
-            let line = format!(
-                "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
-                link.bytes(),
-                bits,
-                link.hashes,
-                width,
-                link.entries,
-                link.size,
-                format_g(link.error)
-            );
+    with_filter(ctx, args, |filter| {
+        let lines = filter.debug_lines();
+        ctx.reply_array(lines.len() + 1);
+        ctx.reply_bulk(format!("size:{}", filter.card()).as_bytes());
+        for line in lines {
             ctx.reply_bulk(line.as_bytes());
         }
         Ok(())
@@ -355,16 +328,16 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() != 3 {
         return Err(CommandError::Arity);
     }
-    with_chain(ctx, args, |chain| {
+    with_filter(ctx, args, |filter| {
         // RedisBloom reads the iterator only once the key is found.
         let iter = parse_bf_scandump_iterator(&args).map_err(arg_error)?;
         ctx.reply_array(2);
         if iter == 0 {
             ctx.reply_int(1);
-            ctx.reply_bulk(&chain.encode_header());
+            ctx.reply_bulk(&filter.header());
             return Ok(());
         }
-        match chain.chunk_at(iter) {
+        match filter.chunk_at(iter) {
             Some(chunk) => {
                 ctx.reply_int(chunk.next);
                 ctx.reply_bulk(chunk.bytes);
@@ -384,20 +357,19 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    match key.slot::<Chain>(&BLOOM_TYPE) {
+    match kinds::lookup(&mut key) {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
         Slot::Empty => {
-            let chain = Chain::from_header(data, config::max_filter_bytes()).map_err(|e| {
+            kinds::create_from_header(&mut key, data, config::max_filter_bytes()).map_err(|e| {
                 stats::count(&stats::REJECTED_CHUNKS);
                 match e {
                     HeaderError::BadData => BAD_DATA,
                     HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
                 }
             })?;
-            key.set(&BLOOM_TYPE, chain);
         }
-        Slot::Ours(chain) => chain.load_chunk(iter, data).map_err(|e| {
+        Slot::Ours(filter) => filter.load_chunk(iter, data).map_err(|e| {
             stats::count(&stats::REJECTED_CHUNKS);
             match e {
                 ChunkError::BadData => BAD_DATA,

@@ -14,6 +14,8 @@ mod errors;
 mod fault;
 mod ffi;
 mod ffi_io;
+mod kinds;
+mod plain;
 mod stats;
 mod types;
 
@@ -23,7 +25,6 @@ use redis_module::{raw, redis_module, Context, RedisString, Status};
 
 use cf_type::CUCKOO_TYPE;
 use ffi::{api, run_command, RawCtx, RawString};
-use types::BLOOM_TYPE;
 
 // Redis's allocator, so MEMORY USAGE and INFO memory see the filters, counted for the
 // `bf_module_allocations` INFO field; unit tests run without a server on the system allocator.
@@ -123,6 +124,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             return Status::Err;
         }
     }
+    if let Err(reason) = kinds::register_types(ctx.ctx) {
+        ffi::log(c"warning", &reason);
+        return Status::Err;
+    }
     ffi_io::register_info(ctx.ctx);
     if let Err(reason) = config_api::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
@@ -179,6 +184,7 @@ redis_module! {
     name: "bf",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE],
+    // The Bloom kinds' types are registered from `kinds::KINDS` in `init`.
+    data_types: [CUCKOO_TYPE],
     init: init,
 }

@@ -1,5 +1,6 @@
-//! The data types `MBbloom--` and `MBbloomCF`: RDB load/save, AOF rewrite, memory usage,
-//! free, copy (deviation D7) and digest (deviation D8).
+//! The callbacks every filter type shares (RDB load/save, memory usage, free, copy (deviation
+//! D7), lazy free, defrag), and the data type `MBbloom--` (whose AOF rewrite and digest are
+//! the Bloom family's, in `kinds`).
 
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
@@ -9,9 +10,8 @@ use redis_module::raw;
 
 use super::config;
 use super::ffi::{guard, RawString};
-use super::ffi_io::{
-    emit_loadchunk, log_load_error, value_ref, Defrag, Digest, IoReader, IoWriter,
-};
+use super::ffi_io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
+use super::kinds::{aof_rewrite, digest};
 use super::stats;
 use super::stats::Measured;
 use crate::bloom::Chain;
@@ -210,54 +210,5 @@ unsafe extern "C" fn copy<T: FilterValue>(
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     crate::bloom::ENCODING_VERSION,
-    callbacks::<Chain>(Some(bf_aof_rewrite), Some(bf_digest)),
+    callbacks::<Chain>(Some(aof_rewrite::<Chain>), Some(digest::<Chain>)),
 );
-
-/// # Safety
-/// Called by Redis with a live AOF handle, the key name and a value of this type.
-unsafe extern "C" fn bf_aof_rewrite(
-    io: *mut raw::RedisModuleIO,
-    key: RawString,
-    value: *mut c_void,
-) {
-    guard((), || {
-        if let Some(chain) = value_ref::<Chain>(value) {
-            emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &chain.encode_header());
-            for chunk in chain.chunks() {
-                emit_loadchunk(io, c"BF.LOADCHUNK", key, chunk.next, chunk.bytes);
-            }
-        }
-    })
-}
-
-/// # Safety
-/// Called by Redis with a live digest handle and a value of this type.
-unsafe extern "C" fn bf_digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    guard((), || {
-        if let Some(chain) = value_ref::<Chain>(value) {
-            let mut digest = Digest { md };
-            for number in [
-                chain.size,
-                u64::from(chain.options),
-                u64::from(chain.growth),
-            ] {
-                digest.add_int(number);
-            }
-            for link in &chain.links {
-                for number in [
-                    link.entries,
-                    link.error.to_bits(),
-                    u64::from(link.hashes),
-                    link.bpe.to_bits(),
-                ] {
-                    digest.add_int(number);
-                }
-                for number in [link.bits, u64::from(link.n2), link.size] {
-                    digest.add_int(number);
-                }
-                digest.add_bytes(&link.array);
-            }
-            digest.end_sequence();
-        }
-    })
-}

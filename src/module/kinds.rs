@@ -1,0 +1,281 @@
+//! The Bloom family: every kind of Bloom filter (the plain RedisBloom chain today; counting,
+//! windowed and sparse filters) answers the same `BF.*` commands. A command finds whatever
+//! kind a key holds with [`lookup`] and asks it through [`BloomValue`]; it never branches on
+//! the kind. Each kind owns only what differs: its core (beside `src/bloom/`, sharing the
+//! hashing, link sizing and chain walk), its module type and its encodings.
+//!
+//! # Adding a kind
+//! 1. Its core, plain Rust beside `src/bloom/` (e.g. `src/counting/`).
+//! 2. One file here (as `plain.rs` is for `MBbloom--`): its module type, a 9-character name
+//!    built with `types::callbacks::<T>(Some(aof_rewrite::<T>), Some(digest::<T>))`; then
+//!    `FilterValue` (RDB, defrag), `Measured` (INFO bf totals), [`BloomValue`] and
+//!    [`BloomKind`] for the core's type.
+//! 3. One line in [`KINDS`]: the module registers the type from there, [`lookup`] finds it,
+//!    and `BF.LOADCHUNK` recognises its SCANDUMP header by [`BloomKind::MAGIC`].
+//! 4. If options create it (`BF.RESERVE ... COUNTING`), one arm in [`create`].
+//!
+//! Writes go through a [`Write`]: the memory limit, the primary's clock (`now_ms`, for kinds
+//! that depend on time; a replica gets the primary's decisions as effects, never its own
+//! clock), replication effects queued in order, the key's expiry, and a replacement value (a
+//! kind that changes encoding, possibly to another module type, puts the new value there and
+//! keeps writing into it). The command applies all of it once with [`Write::finish`].
+
+use std::ffi::{c_void, CStr};
+
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use super::config;
+use super::ffi::{guard, Ctx, Key, Member, RawString, Slot};
+use super::ffi_io::{emit_loadchunk, value_ref, Digest};
+use super::stats::Measured;
+use super::types::FilterValue;
+use crate::bloom::{AddError, Chunk, ChunkError, CreateError, HeaderError};
+use crate::syntax::bf::BloomOptions;
+
+/// What `BF.INFO` reports: RedisBloom's five fields, then the kind's own.
+pub(super) struct Info {
+    pub capacity: u64,
+    pub size: u64,
+    pub filters: u64,
+    pub items: u64,
+    /// `None` for a non-scaling filter.
+    pub expansion: Option<u32>,
+    /// Fields only this kind has, after RedisBloom's (none for a plain filter).
+    pub extra: Vec<(&'static CStr, i64)>,
+}
+
+/// A Bloom-family value: the operations the `BF.*` commands need.
+pub(super) trait BloomValue {
+    /// Adds the items in order; `answer` receives each outcome (true: the item was absent
+    /// before) and returns false to stop.
+    fn add_each(
+        &mut self,
+        items: &mut dyn Iterator<Item = &[u8]>,
+        write: &mut Write,
+        answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
+    );
+
+    /// Whether each item may be present.
+    fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool));
+
+    /// Items held (`BF.CARD`).
+    fn card(&self) -> u64;
+
+    fn info(&self) -> Info;
+
+    /// The lines of `BF.DEBUG` after the first (`size:<items>`).
+    fn debug_lines(&self) -> Vec<String>;
+
+    /// The SCANDUMP header (iterator 0); its own kinds start with their [`BloomKind::MAGIC`].
+    fn header(&self) -> Vec<u8>;
+
+    /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end.
+    fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>>;
+
+    /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
+    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError>;
+
+    /// Feeds everything the value holds to `DEBUG DIGEST-VALUE`.
+    fn digest(&self, digest: &mut Digest);
+}
+
+/// A kind's type-level side: its module type and how a SCANDUMP header becomes one.
+pub(super) trait BloomKind: BloomValue + FilterValue + Measured + Sized + 'static {
+    const TYPE: &'static RedisType;
+    /// The first bytes of this kind's SCANDUMP header; `None` for RedisBloom's own header,
+    /// which has no magic (it is the one a header matching no magic is read as).
+    const MAGIC: Option<&'static [u8]>;
+
+    /// An empty value shaped as a LOADCHUNK header describes.
+    fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError>;
+}
+
+/// A registered kind.
+pub(super) struct Kind {
+    member: Member<dyn BloomValue>,
+    magic: Option<&'static [u8]>,
+    from_header: fn(&mut Key, &[u8], u64) -> Result<(), HeaderError>,
+}
+
+const fn kind<T: BloomKind>() -> Kind {
+    Kind {
+        member: Member::new::<T>(T::TYPE, view::<T>),
+        magic: T::MAGIC,
+        from_header: store_header::<T>,
+    }
+}
+
+fn view<T: BloomKind>(value: *mut c_void) -> *mut dyn BloomValue {
+    value.cast::<T>() as *mut dyn BloomValue
+}
+
+fn store_header<T: BloomKind>(
+    key: &mut Key,
+    header: &[u8],
+    max_bytes: u64,
+) -> Result<(), HeaderError> {
+    let value = T::from_header(header, max_bytes)?;
+    key.set(T::TYPE, value);
+    Ok(())
+}
+
+/// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
+/// header the others do not claim.
+pub(super) static KINDS: [Kind; 1] = [kind::<crate::bloom::Chain>()];
+
+/// Registers every kind's module type (during module load).
+pub(super) fn register_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    for kind in &KINDS {
+        kind.member
+            .ty
+            .create_data_type(ctx)
+            .map_err(|e| format!("cannot create a Bloom data type: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The Bloom filter a key holds, whatever its kind.
+pub(super) fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
+    key.slot_in(KINDS.iter().map(|kind| &kind.member))
+}
+
+/// Creates the filter `options` describe in an empty, writable key.
+pub(super) fn create<'k>(
+    key: &'k mut Key,
+    options: &BloomOptions,
+    write: &Write,
+) -> Result<&'k mut (dyn BloomValue + 'static), CreateError> {
+    let chain = crate::bloom::Chain::new(
+        options.capacity,
+        options.error,
+        options.growth,
+        options.scaling,
+        write.max_bytes,
+    )?;
+    Ok(key.set(&super::types::BLOOM_TYPE, chain))
+}
+
+/// Creates the filter a LOADCHUNK header describes, of the kind whose magic it carries.
+pub(super) fn create_from_header(
+    key: &mut Key,
+    header: &[u8],
+    max_bytes: u64,
+) -> Result<(), HeaderError> {
+    let claimed = |kind: &&Kind| kind.magic.is_some_and(|magic| header.starts_with(magic));
+    let kind = KINDS
+        .iter()
+        .find(claimed)
+        .or_else(|| KINDS.iter().find(|kind| kind.magic.is_none()))
+        .ok_or(HeaderError::BadData)?;
+    (kind.from_header)(key, header, max_bytes)
+}
+
+/// One command propagated to replicas and the AOF.
+struct Effect {
+    command: &'static CStr,
+    args: Vec<Vec<u8>>,
+}
+
+/// What a write command decides besides the value's own change, applied by [`Write::finish`].
+pub(super) struct Write {
+    /// The most bytes the filter may take (the per-filter cap).
+    pub max_bytes: u64,
+    /// The primary's clock when the command started, in Unix milliseconds.
+    pub now_ms: u64,
+    /// Propagate the command as received (after the effects); a kind that replaces it by
+    /// effects of its own turns this off.
+    pub verbatim: bool,
+    /// Set the key to expire at this Unix time in milliseconds (propagated as `PEXPIREAT`).
+    pub expire_at_ms: Option<u64>,
+    /// A value that takes the key's place (another encoding, possibly another module type);
+    /// the kind keeps writing into it for the rest of the command.
+    pub replacement: Option<Box<dyn Replacement>>,
+    effects: Vec<Effect>,
+}
+
+/// A value that can take a key's place: any Bloom kind.
+pub(super) trait Replacement {
+    fn store(self: Box<Self>, key: &mut Key);
+}
+
+impl<T: BloomKind> Replacement for T {
+    fn store(self: Box<Self>, key: &mut Key) {
+        key.set(T::TYPE, *self);
+    }
+}
+
+impl Write {
+    pub fn new(ctx: Ctx) -> Self {
+        Write {
+            max_bytes: config::max_filter_bytes(),
+            now_ms: ctx.now_ms(),
+            verbatim: true,
+            expire_at_ms: None,
+            replacement: None,
+            effects: Vec::new(),
+        }
+    }
+
+    /// Queues `command key args...` for replicas and the AOF, before the command itself.
+    pub fn effect(&mut self, command: &'static CStr, args: Vec<Vec<u8>>) {
+        self.effects.push(Effect { command, args });
+    }
+
+    /// Stores the replacement, sets the expiry, and propagates the effects and the command.
+    pub fn finish(mut self, ctx: Ctx, key: &mut Key, key_name: RawString) {
+        if let Some(replacement) = self.replacement.take() {
+            replacement.store(key);
+        }
+        if let Some(at) = self.expire_at_ms {
+            key.set_expire(at.saturating_sub(self.now_ms).max(1));
+            self.effect(c"PEXPIREAT", vec![at.to_string().into_bytes()]);
+        }
+        for effect in &self.effects {
+            let args: Vec<&[u8]> = effect.args.iter().map(Vec::as_slice).collect();
+            ctx.replicate(effect.command, key_name, &args);
+        }
+        if self.verbatim {
+            ctx.replicate_verbatim();
+        }
+    }
+}
+
+/// AOF rewrite of any Bloom kind: its SCANDUMP header and chunks as `BF.LOADCHUNK` commands
+/// (chunks are at most 16 MiB each).
+///
+/// # Safety
+/// Called by Redis with a live AOF handle, the key name and a value of `T`'s type.
+pub(super) unsafe extern "C" fn aof_rewrite<T: BloomKind>(
+    io: *mut raw::RedisModuleIO,
+    key: RawString,
+    value: *mut c_void,
+) {
+    guard((), || {
+        if let Some(value) = value_ref::<T>(value) {
+            emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &value.header());
+            let mut iter = 1;
+            while let Some(chunk) = value.chunk_at(iter) {
+                emit_loadchunk(io, c"BF.LOADCHUNK", key, chunk.next, chunk.bytes);
+                iter = chunk.next;
+            }
+        }
+    })
+}
+
+/// `DEBUG DIGEST-VALUE` of any Bloom kind.
+///
+/// # Safety
+/// Called by Redis with a live digest handle and a value of `T`'s type.
+pub(super) unsafe extern "C" fn digest<T: BloomKind>(
+    md: *mut raw::RedisModuleDigest,
+    value: *mut c_void,
+) {
+    guard((), || {
+        if let Some(value) = value_ref::<T>(value) {
+            let mut digest = Digest { md };
+            value.digest(&mut digest);
+            digest.end_sequence();
+        }
+    })
+}

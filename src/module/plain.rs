@@ -1,0 +1,104 @@
+//! The plain kind: RedisBloom's scalable Bloom filter (`MBbloom--`), as the `BF.*` commands
+//! see it through [`BloomValue`].
+
+use redis_module::native_types::RedisType;
+
+use super::ffi_io::Digest;
+use super::kinds::{BloomKind, BloomValue, Info, Write};
+use super::types::BLOOM_TYPE;
+use crate::bloom::{format_g, AddError, Chain, Chunk, ChunkError, HeaderError};
+
+impl BloomValue for Chain {
+    fn add_each(
+        &mut self,
+        items: &mut dyn Iterator<Item = &[u8]>,
+        write: &mut Write,
+        answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
+    ) {
+        Chain::add_each(self, items, write.max_bytes, answer);
+    }
+
+    fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool)) {
+        Chain::contains_each(self, items, answer);
+    }
+
+    fn card(&self) -> u64 {
+        self.size
+    }
+
+    fn info(&self) -> Info {
+        Info {
+            capacity: self.capacity(),
+            size: self.reported_bytes(),
+            filters: self.links.len() as u64,
+            items: self.size,
+            expansion: self.is_scaling().then_some(self.growth),
+            extra: Vec::new(),
+        }
+    }
+
+    fn debug_lines(&self) -> Vec<String> {
+        let width = if self.is_64bit() { 64 } else { 32 };
+        self.links
+            .iter()
+            .map(|link| {
+                let bits = if link.bits == 0 {
+                    1u64 << link.n2
+                } else {
+                    link.bits
+                };
+                format!(
+                    "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+                    link.bytes(),
+                    bits,
+                    link.hashes,
+                    width,
+                    link.entries,
+                    link.size,
+                    format_g(link.error)
+                )
+            })
+            .collect()
+    }
+
+    fn header(&self) -> Vec<u8> {
+        self.encode_header()
+    }
+
+    fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
+        Chain::chunk_at(self, iter)
+    }
+
+    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
+        Chain::load_chunk(self, iter, data)
+    }
+
+    fn digest(&self, digest: &mut Digest) {
+        for number in [self.size, u64::from(self.options), u64::from(self.growth)] {
+            digest.add_int(number);
+        }
+        for link in &self.links {
+            for number in [
+                link.entries,
+                link.error.to_bits(),
+                u64::from(link.hashes),
+                link.bpe.to_bits(),
+            ] {
+                digest.add_int(number);
+            }
+            for number in [link.bits, u64::from(link.n2), link.size] {
+                digest.add_int(number);
+            }
+            digest.add_bytes(&link.array);
+        }
+    }
+}
+
+impl BloomKind for Chain {
+    const TYPE: &'static RedisType = &BLOOM_TYPE;
+    const MAGIC: Option<&'static [u8]> = None;
+
+    fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
+        Chain::from_header(header, max_bytes)
+    }
+}
