@@ -70,6 +70,29 @@ def windowed_seeds():
             f.write(content)
 
 windowed_seeds()
+
+def sparse_seeds():
+    """Sparse filters holding three hash pairs (the decoders' own formats, built here): a
+    LOADCHUNK header with its chunk, and an RDB value as a DUMP payload."""
+    pairs = sorted([(1, 2), (1, 3), (0xfedcba9876543210, 7)])
+    hashes = b"".join(struct.pack("<QQ", a, b) for a, b in pairs)
+    def uint(v):
+        return b"\x02\x81" + struct.pack(">Q", v)
+    seeds = {}
+    for capacity, error, growth, options in ((1000, 0.01, 10, 5), (100, 0.1, 2, 13)):
+        header = b"bloomrsS" + struct.pack("<IQdII", 1, capacity, error, growth, options)
+        name = f"c{capacity}_o{options}"
+        seeds[f"chunks_{name}"] = (b"\x01" + blob(header) + struct.pack("<q", 1 + len(hashes))
+                                   + blob(hashes))
+        fields = [uint(capacity), b"\x04" + struct.pack("<d", error), uint(growth), uint(options),
+                  b"\x05\x80" + struct.pack(">I", len(hashes)) + hashes]
+        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
+    os.makedirs(os.path.join(out, "sparse"), exist_ok=True)
+    for name, content in seeds.items():
+        with open(os.path.join(out, "sparse", name), "wb") as f:
+            f.write(content)
+
+sparse_seeds()
 # The args target puts each command name in front of the same arguments in turn.
 ARGUMENT_LISTS = {
     "bf_reserve": ["k 0.01 100", "k 0.001 1000 EXPANSION 4", "k 0.01 100 NONSCALING",

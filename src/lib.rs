@@ -7,6 +7,7 @@ pub mod bloom;
 pub mod cuckoo;
 pub mod hash;
 pub mod rdb;
+pub mod sparse;
 pub mod syntax;
 pub mod windowed;
 

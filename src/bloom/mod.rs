@@ -120,7 +120,7 @@ pub struct Chain<C: Cells = Bits> {
 }
 
 /// Bytes a chain with these link sizes reports (BF.INFO Size, MEMORY USAGE).
-fn reported_size(nlinks: u64, link_bytes: u64) -> Option<u64> {
+pub(crate) fn reported_size(nlinks: u64, link_bytes: u64) -> Option<u64> {
     LINK_OVERHEAD
         .checked_mul(nlinks)?
         .checked_add(CHAIN_OVERHEAD)?
@@ -137,8 +137,7 @@ impl From<LinkError> for CreateError {
 }
 
 impl<C: Cells> Chain<C> {
-    /// A new empty chain of `C` cells: `BF.RESERVE` and auto-creation. A scaling chain's
-    /// first link gets half the requested error rate; a non-scaling one gets all of it.
+    /// A new empty chain of `C` cells: `BF.RESERVE` and auto-creation.
     pub fn reserve(
         capacity: u64,
         error: f64,
@@ -146,6 +145,25 @@ impl<C: Cells> Chain<C> {
         scaling: bool,
         max_bytes: u64,
     ) -> Result<Self, CreateError> {
+        let (options, shape) = Self::first_link(capacity, error, scaling, max_bytes)?;
+        let link = Link::allocate(&shape, true)?;
+        Ok(Self {
+            size: 0,
+            options,
+            growth,
+            links: vec![link],
+        })
+    }
+
+    /// The options and first link of a new chain, checked against `max_bytes` before anything
+    /// is allocated. A scaling chain's first link gets half the requested error rate; a
+    /// non-scaling one gets all of it.
+    pub fn first_link(
+        capacity: u64,
+        error: f64,
+        scaling: bool,
+        max_bytes: u64,
+    ) -> Result<(u32, LinkShape), CreateError> {
         let mut options = OPT_NOROUND | OPT_FORCE64;
         let mut link_error = error * ERROR_TIGHTENING;
         if !scaling {
@@ -156,13 +174,7 @@ impl<C: Cells> Chain<C> {
         if reported_size(1, shape.bytes).is_none_or(|size| size > max_bytes) {
             return Err(CreateError::TooLarge);
         }
-        let link = Link::allocate(&shape, true)?;
-        Ok(Self {
-            size: 0,
-            options,
-            growth,
-            links: vec![link],
-        })
+        Ok((options, shape))
     }
 
     pub fn is_scaling(&self) -> bool {
