@@ -36,8 +36,9 @@ fuzz_target!(|data: &[u8]| {
 
 fn from_rdb(data: &[u8]) -> Option<Sparse> {
     let payload = ModulePayload::decode(data, MAX_BYTES as usize).ok()?;
+    let version = payload.encoding_version();
     let mut fields = payload.fields;
-    Sparse::load(&mut fields, payload.encoding_version(), MAX_BYTES).ok()
+    Sparse::load(&mut fields, version, MAX_BYTES).ok()
 }
 
 fn from_chunks(data: &[u8]) -> Option<Sparse> {
