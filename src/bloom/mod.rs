@@ -14,6 +14,7 @@ pub use link::{
 };
 pub use rdb::ENCODING_VERSION;
 
+use crate::budget::Budget;
 use crate::hash::{murmur2, murmur64a};
 
 /// More links than any chain can grow: the error rate halves with each link and reaches zero
@@ -254,8 +255,8 @@ impl<C: Cells> Chain<C> {
     }
 
     /// The newest link, after appending one if it holds its capacity: `Full` for a
-    /// non-scaling chain, `CannotGrow` if the new link does not fit `max_bytes`.
-    pub fn open_link(&mut self, max_bytes: u64) -> Result<&mut Link<C>, AddError> {
+    /// non-scaling chain, `CannotGrow` if the budget does not allow the new link.
+    pub fn open_link(&mut self, budget: impl Budget) -> Result<&mut Link<C>, AddError> {
         let needs_link = self
             .links
             .last()
@@ -264,13 +265,14 @@ impl<C: Cells> Chain<C> {
             if !self.is_scaling() {
                 return Err(AddError::Full);
             }
-            self.grow(max_bytes)?;
+            self.grow(&budget)?;
         }
         self.links.last_mut().ok_or(AddError::CannotGrow)
     }
 
-    /// Appends a link `growth` times larger and twice as tight as the newest one.
-    fn grow(&mut self, max_bytes: u64) -> Result<(), AddError> {
+    /// Appends a link `growth` times larger and twice as tight as the newest one, if the
+    /// budget allows the chain's new size.
+    fn grow(&mut self, budget: &impl Budget) -> Result<(), AddError> {
         let newest = self.links.last().ok_or(AddError::CannotGrow)?;
         let entries = newest
             .entries
@@ -280,6 +282,7 @@ impl<C: Cells> Chain<C> {
             .and_then(LinkShape::with_cells::<C>)
             .map_err(|_| AddError::CannotGrow)?;
         let total = self.link_bytes().checked_add(shape.bytes);
+        let max_bytes = budget.limit(self.reported_bytes());
         let fits = total
             .and_then(|bytes| reported_size(self.links.len() as u64 + 1, bytes))
             .is_some_and(|size| size <= max_bytes);
@@ -348,8 +351,8 @@ impl Chain {
     }
 
     /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
-    pub fn add(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
-        self.add_hash(self.hash(item), max_bytes)
+    pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
+        self.add_hash(self.hash(item), budget)
     }
 
     /// Adds every item in order, prefetching a few items ahead; `answer` receives each
@@ -357,18 +360,18 @@ impl Chain {
     pub fn add_each<'a>(
         &mut self,
         items: impl Iterator<Item = &'a [u8]>,
-        max_bytes: u64,
+        budget: impl Budget,
         mut answer: impl FnMut(Result<bool, AddError>) -> bool,
     ) {
-        self.each_ahead(items, |chain, hash| answer(chain.add_hash(hash, max_bytes)));
+        self.each_ahead(items, |chain, hash| answer(chain.add_hash(hash, &budget)));
     }
 
     /// Adds an item by its hashes (see [`Chain::add`]).
-    pub fn add_hash(&mut self, hash: ItemHash, max_bytes: u64) -> Result<bool, AddError> {
+    pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        let link = self.open_link(max_bytes)?;
+        let link = self.open_link(budget)?;
         let added = link.insert(hash);
         if added {
             link.size += 1;

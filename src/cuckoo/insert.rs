@@ -3,6 +3,7 @@
 use super::fingerprint::ItemHash;
 use super::shape::{self, MAX_SUB_FILTERS};
 use super::{CuckooError, CuckooFilter, SubFilter};
+use crate::budget::Budget;
 
 /// Why an item could not be inserted. The filter is unchanged in both cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,23 +17,23 @@ pub enum InsertError {
 
 impl CuckooFilter {
     /// Adds one more copy of the item (duplicates allowed).
-    pub fn insert(&mut self, item: &[u8], max_bytes: u64) -> Result<(), InsertError> {
-        self.insert_hash(&ItemHash::of(item), max_bytes)
+    pub fn insert(&mut self, item: &[u8], budget: impl Budget) -> Result<(), InsertError> {
+        self.insert_hash(&ItemHash::of(item), &budget)
     }
 
     /// Adds the item unless its fingerprint is already found in a candidate bucket:
     /// `Ok(true)` inserted, `Ok(false)` already present (possibly a collision).
-    pub fn insert_unique(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, InsertError> {
+    pub fn insert_unique(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, InsertError> {
         let hash = ItemHash::of(item);
         if self.contains_hash(&hash) {
             return Ok(false);
         }
-        self.insert_hash(&hash, max_bytes).map(|()| true)
+        self.insert_hash(&hash, &budget).map(|()| true)
     }
 
     /// Free slot in any sub-filter (newest first), else a kick walk in the newest, else grow
     /// and start over.
-    fn insert_hash(&mut self, hash: &ItemHash, max_bytes: u64) -> Result<(), InsertError> {
+    fn insert_hash(&mut self, hash: &ItemHash, budget: &impl Budget) -> Result<(), InsertError> {
         loop {
             if self.place_anywhere(hash) || self.kick_into_newest(hash) {
                 self.num_items = self.num_items.wrapping_add(1);
@@ -41,7 +42,7 @@ impl CuckooFilter {
             if self.expansion == 0 {
                 return Err(InsertError::Full);
             }
-            self.grow(max_bytes).map_err(|_| InsertError::OutOfMemory)?;
+            self.grow(budget).map_err(|_| InsertError::OutOfMemory)?;
         }
     }
 
@@ -59,13 +60,15 @@ impl CuckooFilter {
             .is_some_and(|filter| filter.kick_insert(hash.h1, hash.fingerprint, max_iterations))
     }
 
-    /// Appends a sub-filter of `num_buckets * expansion^num_filters` buckets.
-    fn grow(&mut self, max_bytes: u64) -> Result<(), CuckooError> {
+    /// Appends a sub-filter of `num_buckets * expansion^num_filters` buckets, if the budget
+    /// allows the filter's new size.
+    fn grow(&mut self, budget: &impl Budget) -> Result<(), CuckooError> {
         let k = self.filters.len();
         if k >= MAX_SUB_FILTERS {
             return Err(CuckooError::TooLarge);
         }
         let buckets = shape::sub_filter_buckets(self.num_buckets, self.expansion, k)?;
+        let max_bytes = budget.limit(self.size_bytes());
         shape::size_with_sub_filter(self.size_bytes(), buckets, self.bucket_size, max_bytes)?;
         let filter = SubFilter::zeroed(buckets, usize::from(self.bucket_size))?;
         self.filters.push(filter);

@@ -3,12 +3,14 @@
 
 use std::ffi::CStr;
 
+use super::admission::Admission;
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use super::kinds::{self, BloomValue, Write};
 use super::stats;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::budget::Budget;
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
@@ -361,7 +363,8 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
         Slot::Empty => {
-            kinds::create_from_header(&mut key, data, config::max_filter_bytes()).map_err(|e| {
+            let limit = Admission::command(ctx).limit(0);
+            kinds::create_from_header(&mut key, data, limit).map_err(|e| {
                 stats::count(&stats::REJECTED_CHUNKS);
                 match e {
                     HeaderError::BadData => BAD_DATA,

@@ -3,10 +3,12 @@
 
 use std::ffi::CStr;
 
+use super::admission::Admission;
 use super::cf_type::CUCKOO_TYPE;
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Key, Slot};
+use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
 use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};
 
@@ -45,7 +47,8 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
-    let filter = CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
+    let filter =
+        CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
     key.set(&CUCKOO_TYPE, filter);
     ctx.reply_ok();
     ctx.replicate_verbatim();
@@ -90,7 +93,8 @@ fn filter_for_insert<'k>(
             capacity: capacity.ok_or(NOT_FOUND)?,
             ..default_params()
         };
-        let filter = CuckooFilter::new(params, config::max_filter_bytes()).map_err(create_error)?;
+        let filter =
+            CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
         replicate_creation(ctx, args, &params);
         key.set(&CUCKOO_TYPE, filter);
         created = true;
@@ -134,11 +138,15 @@ fn check_expansions(filter: &CuckooFilter) -> CommandResult {
 }
 
 /// Inserts one item: `Ok(true)` inserted, `Ok(false)` already present (CF.ADDNX only).
-fn add_item(filter: &mut CuckooFilter, item: &[u8], mode: AddMode) -> Result<bool, InsertError> {
-    let max_bytes = config::max_filter_bytes();
+fn add_item(
+    filter: &mut CuckooFilter,
+    item: &[u8],
+    mode: AddMode,
+    admission: Admission,
+) -> Result<bool, InsertError> {
     match mode {
-        AddMode::Add => filter.insert(item, max_bytes).map(|()| true),
-        AddMode::AddNx => filter.insert_unique(item, max_bytes),
+        AddMode::Add => filter.insert(item, admission).map(|()| true),
+        AddMode::AddNx => filter.insert_unique(item, admission),
     }
 }
 
@@ -161,7 +169,7 @@ fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
     let default_capacity = default_params().capacity;
     let (filter, created) = filter_for_insert(ctx, args, &mut key, Some(default_capacity))?;
     let outcome = check_expansions(filter).and_then(|()| {
-        add_item(filter, args.bytes(2), mode).map_err(|e| match e {
+        add_item(filter, args.bytes(2), mode, Admission::command(ctx)).map_err(|e| match e {
             InsertError::Full => CF_FULL.into(),
             InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY.into(),
         })
@@ -203,7 +211,7 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     let booleans = mode == AddMode::Add && ctx.is_resp3();
     ctx.reply_array(args.len() - items_at);
     for item in args.items(items_at) {
-        let outcome = add_item(filter, item, mode);
+        let outcome = add_item(filter, item, mode, Admission::command(ctx));
         changed |= outcome == Ok(true);
         match (outcome, booleans) {
             (Ok(inserted), true) => ctx.reply_bool(inserted),

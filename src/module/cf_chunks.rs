@@ -1,12 +1,13 @@
 //! CF.SCANDUMP and CF.LOADCHUNK: a cuckoo filter copied out and back in as a header and
 //! chunks of its sub-filters.
 
+use super::admission::Admission;
 use super::cf::{arg_error, with_filter};
 use super::cf_type::CUCKOO_TYPE;
-use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use super::stats;
+use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
 
@@ -46,8 +47,8 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Ours(_), 1) => return Err(ITEM_EXISTS.into()),
         (Slot::Empty, 1) => {
-            let filter =
-                filter_from_header(data).inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
+            let filter = filter_from_header(data, Admission::command(ctx))
+                .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
             key.set(&CUCKOO_TYPE, filter);
         }
         (Slot::Empty, _) => return Err(NOT_FOUND.into()),
@@ -64,8 +65,8 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
 }
 
 /// A new empty filter from a CF.LOADCHUNK header. A header RedisBloom would refuse is
-/// `Couldn't create filter!`; a valid one over the memory cap is deviation D1.
-fn filter_from_header(data: &[u8]) -> Result<CuckooFilter, CommandError> {
+/// `Couldn't create filter!`; a valid one over the memory limits is deviations D1 and D13.
+fn filter_from_header(data: &[u8], admission: Admission) -> Result<CuckooFilter, CommandError> {
     let header: &[u8; HEADER_LEN] = data.try_into().map_err(|_| CF_INVALID_HEADER)?;
     // The core reports 2^56 buckets as too large; RedisBloom's header check refuses it.
     let num_buckets = header
@@ -75,7 +76,7 @@ fn filter_from_header(data: &[u8]) -> Result<CuckooFilter, CommandError> {
     if num_buckets >= MAX_BUCKETS {
         return Err(CF_HEADER_REFUSED.into());
     }
-    CuckooFilter::from_header(header, config::max_filter_bytes()).map_err(|e| match e {
+    CuckooFilter::from_header(header, admission.limit(0)).map_err(|e| match e {
         CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
         CuckooError::Invalid(_) => CF_HEADER_REFUSED.into(),
     })

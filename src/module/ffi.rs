@@ -108,6 +108,13 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Who is calling, for memory admission.
+    pub fn caller(&self) -> super::ffi_server::Caller {
+        // SAFETY: `raw` is the live context of this call.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
+        super::ffi_server::Caller::from_flags(flags)
+    }
+
     pub fn is_resp3(&self) -> bool {
         // SAFETY: `raw` is the live context of this call.
         let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };

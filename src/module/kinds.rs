@@ -14,7 +14,9 @@
 //!    and `BF.LOADCHUNK` recognises its SCANDUMP header by [`BloomKind::MAGIC`].
 //! 4. If options create it (`BF.RESERVE ... COUNTING`), one arm in [`create`].
 //!
-//! Writes go through a [`Write`]: the memory limit, the primary's clock (`now_ms`, for kinds
+//! Writes go through a [`Write`]: the memory limits (`write.admission`, see `admission`: its
+//! `limit(0)` as the core's `max_bytes` to create, itself wherever the core takes a `Budget`
+//! to grow), the primary's clock (`now_ms`, for kinds
 //! that depend on time; a replica gets the primary's decisions as effects, never its own
 //! clock), replication effects queued in order, the key's expiry, and a replacement value (a
 //! kind that changes encoding, possibly to another module type, puts the new value there and
@@ -25,12 +27,13 @@ use std::ffi::{c_void, CStr};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::config;
+use super::admission::Admission;
 use super::ffi::{guard, Ctx, Key, Member, RawString, Slot};
 use super::ffi_io::{emit_loadchunk, value_ref, Digest};
 use super::stats::Measured;
 use super::types::FilterValue;
 use crate::bloom::{AddError, Chunk, ChunkError, CreateError, HeaderError};
+use crate::budget::Budget;
 use crate::syntax::bf::BloomOptions;
 
 /// What `BF.INFO` reports: RedisBloom's five fields, then the kind's own.
@@ -151,7 +154,7 @@ pub(super) fn create<'k>(
         options.error,
         options.growth,
         options.scaling,
-        write.max_bytes,
+        write.admission.limit(0),
     )?;
     Ok(key.set(&super::types::BLOOM_TYPE, chain))
 }
@@ -179,8 +182,9 @@ struct Effect {
 
 /// What a write command decides besides the value's own change, applied by [`Write::finish`].
 pub(super) struct Write {
-    /// The most bytes the filter may take (the per-filter cap).
-    pub max_bytes: u64,
+    /// How large the filter may become: `bf.max-filter-bytes` and, for a client, what
+    /// `maxmemory` leaves (deviation D13).
+    pub admission: Admission,
     /// The primary's clock when the command started, in Unix milliseconds.
     pub now_ms: u64,
     /// Propagate the command as received (after the effects); a kind that replaces it by
@@ -208,7 +212,7 @@ impl<T: BloomKind> Replacement for T {
 impl Write {
     pub fn new(ctx: Ctx) -> Self {
         Write {
-            max_bytes: config::max_filter_bytes(),
+            admission: Admission::command(ctx),
             now_ms: ctx.now_ms(),
             verbatim: true,
             expire_at_ms: None,

@@ -2,6 +2,7 @@
 //! calls the core and replies; no filter logic lives here.
 
 mod acl;
+mod admission;
 mod bf;
 mod cf;
 mod cf_chunks;
@@ -14,6 +15,7 @@ mod errors;
 mod fault;
 mod ffi;
 mod ffi_io;
+mod ffi_server;
 mod kinds;
 mod plain;
 mod stats;
@@ -129,6 +131,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     ffi_io::register_info(ctx.ctx);
+    ffi_server::watch_memory(ctx.ctx);
     if let Err(reason) = config_api::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
         return Status::Err;

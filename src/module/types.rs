@@ -8,13 +8,14 @@ use std::ptr::null_mut;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::config;
-use super::ffi::{guard, RawString};
+use super::admission::Admission;
+use super::ffi::{guard, log, RawString};
 use super::ffi_io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
 use super::kinds::{aof_rewrite, digest};
 use super::stats;
 use super::stats::Measured;
 use crate::bloom::Chain;
+use crate::budget::Budget;
 use crate::rdb::LoadError;
 
 /// The callbacks a data type registers (the rest stay unset).
@@ -140,7 +141,9 @@ unsafe extern "C" fn rdb_load<T: FilterValue>(
     encver: c_int,
 ) -> *mut c_void {
     guard(null_mut(), || {
-        match T::load(&mut IoReader { io }, encver, config::max_filter_bytes()) {
+        // RESTORE is admitted under maxmemory; a load at start-up or from the primary is not
+        // limited by it (the admission knows from the server's flags).
+        match T::load(&mut IoReader { io }, encver, Admission::callback().limit(0)) {
             Ok(value) => {
                 stats::appeared(&value, true);
                 Box::into_raw(Box::new(value)).cast()
@@ -189,7 +192,8 @@ unsafe extern "C" fn free<T: FilterValue>(value: *mut c_void) {
     })
 }
 
-/// A deep copy (deviation D7).
+/// A deep copy (deviation D7), if the memory limits allow it (deviation D13; Redis then
+/// replies `ERR module key failed to copy`).
 ///
 /// # Safety
 /// Called by Redis with a value of the type that stores `T`.
@@ -199,12 +203,24 @@ unsafe extern "C" fn copy<T: FilterValue>(
     value: *const c_void,
 ) -> *mut c_void {
     guard(null_mut(), || match value_ref::<T>(value) {
-        Some(value) => {
+        Some(value) if fits(value.measure().bytes, Admission::callback().limit(0)) => {
             stats::appeared(value, true);
             Box::into_raw(Box::new(value.clone())).cast()
         }
+        Some(_) => {
+            log(
+                c"warning",
+                &format!("bloomrs: COPY refused: {} over the memory limits", T::NAME),
+            );
+            null_mut()
+        }
         None => null_mut(),
     })
+}
+
+/// Whether a value measured at `bytes` fits under `limit`.
+fn fits(bytes: i64, limit: u64) -> bool {
+    u64::try_from(bytes).is_ok_and(|bytes| bytes <= limit)
 }
 
 pub static BLOOM_TYPE: RedisType = RedisType::new(
