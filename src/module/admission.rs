@@ -8,9 +8,13 @@
 //!   runs just before the allocation, with the size known.
 //!
 //! Never limited by `maxmemory`, so nothing is lost and replicas stay identical: loading an RDB
-//! or AOF (start-up, DEBUG RELOAD, a replica's full sync), commands from the primary, and
-//! anything on a replica (Redis's own `replica-ignore-maxmemory` default; RESTORE and COPY
-//! callbacks cannot tell the primary from a client, so a replica admits them all).
+//! or AOF (start-up, DEBUG RELOAD, a replica's full sync; the server's LOADING flag), commands
+//! from the primary (REPLICATED), and anything on a replica. Redis 7.0.15 and Valkey 8 already
+//! leave the MAXMEMORY flag off on a replica under the default `replica-ignore-maxmemory yes`;
+//! the replica checks keep that true where a server reports it anyway, and cover RESTORE and
+//! COPY, whose callbacks cannot tell the primary from a client. (With
+//! `replica-ignore-maxmemory no` the server itself refuses the primary's commands with OOM
+//! before they reach the module.)
 //!
 //! How a path uses it, whatever the kind of filter: pass an [`Admission`] wherever the core
 //! takes a [`Budget`] (adds that may scale out), and create or load with

@@ -198,6 +198,11 @@ impl Client {
         buf
     }
 
+    /// The port of the server this client talks to.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn resp3(&mut self) {
         assert!(matches!(self.call(&["HELLO", "3"]), Map(_)));
     }

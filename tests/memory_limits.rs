@@ -1,0 +1,453 @@
+//! Memory admission (deviation D13): with `maxmemory` set, no client command allocates a filter
+//! (or grows one) past it — reservations, implicit creation, scale-out, LOADCHUNK headers,
+//! RESTORE and COPY — and a refusal changes nothing. Loading at start-up and what a primary
+//! sends are never refused on that ground.
+//!
+//! "Changes nothing" is checked on `used_memory`: it may move by at most `NOISE` (256 KiB:
+//! client buffers and the server's own bookkeeping, such as its error statistics, move it by
+//! tens of KiB), while every refused allocation here is 13 MB or more. A refused command is
+//! sent on its own connection, closed before measuring, so its query buffer (a RESTORE
+//! payload is megabytes) is not counted.
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+/// How far `used_memory` may move across a refused command.
+const NOISE: i64 = 256 * 1024;
+
+const D1: &str = "ERR Insufficient memory to create filter";
+
+/// A server with the module and `maxmemory`.
+fn server_with_maxmemory(maxmemory: &str) -> Server {
+    Server::build(&[], &["--maxmemory", maxmemory])
+}
+
+fn used_memory(c: &mut Client) -> i64 {
+    info_field(c, "memory", "used_memory:")
+}
+
+fn info_field(c: &mut Client, section: &str, field: &str) -> i64 {
+    let info = call!(c, "INFO", section).text();
+    info.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+}
+
+/// Runs `command`, expects `reply`, and checks that memory use did not move and the key was
+/// not created.
+fn refused(c: &mut Client, command: &[&[u8]], reply: &str, key: &str) {
+    let before = used_memory(c);
+    let mut sender = Client::connect(c.port());
+    assert_eq!(
+        sender.call(command),
+        err(reply),
+        "{:?}",
+        command_text(command)
+    );
+    drop(sender);
+    wait_until("the sender to disconnect", || {
+        info_field(c, "clients", "connected_clients:") == 1
+    });
+    let after = used_memory(c);
+    assert!(
+        (after - before).abs() <= NOISE,
+        "{:?} moved used_memory from {before} to {after}",
+        command_text(command)
+    );
+    assert_eq!(call!(c, "EXISTS", key), Int(0));
+}
+
+fn command_text(command: &[&[u8]]) -> Vec<String> {
+    command
+        .iter()
+        .map(|a| String::from_utf8_lossy(&a[..a.len().min(40)]).into_owned())
+        .collect()
+}
+
+/// Checks that `used_memory` is within `NOISE` of `before`.
+fn assert_quiet(c: &mut Client, before: i64) {
+    let after = used_memory(c);
+    assert!(
+        (after - before).abs() <= NOISE,
+        "used_memory moved from {before} to {after}"
+    );
+}
+
+/// Keys that must survive every refusal unchanged: a string and a small filter of each type.
+fn bystanders(c: &mut Client) -> Vec<Reply> {
+    assert_eq!(call!(c, "SET", "other:string", "kept"), ok());
+    assert_eq!(call!(c, "BF.ADD", "other:bf", "kept"), Int(1));
+    assert_eq!(call!(c, "CF.ADD", "other:cf", "kept"), Int(1));
+    bystander_state(c)
+}
+
+fn bystander_state(c: &mut Client) -> Vec<Reply> {
+    vec![
+        call!(c, "GET", "other:string"),
+        call!(c, "BF.EXISTS", "other:bf", "kept"),
+        call!(c, "CF.EXISTS", "other:cf", "kept"),
+        call!(c, "DEBUG", "DIGEST-VALUE", "other:bf"),
+        call!(c, "DEBUG", "DIGEST-VALUE", "other:cf"),
+    ]
+}
+
+#[test]
+fn reservations_and_implicit_creation_past_maxmemory_are_refused() {
+    let server = server_with_maxmemory("24mb");
+    let mut c = server.client();
+    let kept = bystanders(&mut c);
+
+    // About 27.6 MB and 40 MB: far under bf.max-filter-bytes (4 GiB), over maxmemory.
+    refused(
+        &mut c,
+        &[b"BF.RESERVE", b"big", b"0.01", b"20000000"],
+        D1,
+        "big",
+    );
+    refused(&mut c, &[b"CF.RESERVE", b"big", b"40000000"], D1, "big");
+    refused(
+        &mut c,
+        &[
+            b"BF.INSERT",
+            b"big",
+            b"CAPACITY",
+            b"20000000",
+            b"ITEMS",
+            b"a",
+        ],
+        D1,
+        "big",
+    );
+    refused(
+        &mut c,
+        &[
+            b"CF.INSERT",
+            b"big",
+            b"CAPACITY",
+            b"40000000",
+            b"ITEMS",
+            b"a",
+        ],
+        D1,
+        "big",
+    );
+    refused(
+        &mut c,
+        &[
+            b"CF.INSERTNX",
+            b"big",
+            b"CAPACITY",
+            b"40000000",
+            b"ITEMS",
+            b"a",
+        ],
+        D1,
+        "big",
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.bf-initial-size", "20000000"),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.cf-initial-size", "40000000"),
+        ok()
+    );
+    refused(&mut c, &[b"BF.ADD", b"big", b"a"], D1, "big");
+    refused(&mut c, &[b"BF.MADD", b"big", b"a", b"b"], D1, "big");
+    refused(&mut c, &[b"CF.ADD", b"big", b"a"], D1, "big");
+    refused(&mut c, &[b"CF.ADDNX", b"big", b"a"], D1, "big");
+
+    // The limit is what is left, not a fixed size: a 13.8 MB filter fits once, not twice.
+    assert_eq!(call!(c, "BF.RESERVE", "fits", "0.01", "10000000"), ok());
+    refused(
+        &mut c,
+        &[b"BF.RESERVE", b"second", b"0.01", b"10000000"],
+        D1,
+        "second",
+    );
+    assert!(used_memory(&mut c) <= 24 << 20);
+
+    // Without maxmemory only the cap applies.
+    assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "second", "0.01", "10000000"), ok());
+    assert_eq!(call!(c, "CF.RESERVE", "big", "40000000"), ok());
+    assert_eq!(bystander_state(&mut c), kept);
+}
+
+/// Adds items until the reply is an error; returns the error.
+fn add_until_error(c: &mut Client, command: &str, key: &str) -> Reply {
+    for i in 0..100_000 {
+        let reply = c.call(&[command.to_string(), key.to_string(), format!("item{i}")]);
+        if let Error(_) = reply {
+            return reply;
+        }
+    }
+    panic!("{key} never refused an item");
+}
+
+#[test]
+fn scale_out_past_maxmemory_is_refused_with_the_adds_error() {
+    let server = server_with_maxmemory("24mb");
+    let mut c = server.client();
+    let kept = bystanders(&mut c);
+
+    // 1,000 items fit; the next link would hold 20,000,000 (about 31 MB).
+    assert_eq!(
+        call!(c, "BF.RESERVE", "bf", "0.01", "1000", "EXPANSION", "20000"),
+        ok()
+    );
+    let before = used_memory(&mut c);
+    let error = add_until_error(&mut c, "BF.ADD", "bf");
+    assert_eq!(error, err("ERR problem inserting into filter"));
+    assert_eq!(call!(c, "BF.INFO", "bf", "FILTERS"), ints(&[1]));
+    assert_eq!(
+        call!(c, "BF.MADD", "bf", "new1", "new2"),
+        Array(vec![
+            err("ERR problem inserting into filter"),
+            err("ERR problem inserting into filter")
+        ])
+    );
+    assert_quiet(&mut c, before);
+
+    // The next sub-filter would have 512 * 32768 buckets of 2 bytes (32 MiB).
+    assert_eq!(
+        call!(c, "CF.RESERVE", "cf", "1024", "EXPANSION", "32768"),
+        ok()
+    );
+    let before = used_memory(&mut c);
+    let error = add_until_error(&mut c, "CF.ADD", "cf");
+    assert_eq!(error, err("ERR Insufficient memory"));
+    let info = call!(c, "CF.INFO", "cf");
+    assert!(
+        format!("{info:?}").contains("Number of filters\"), Int(1)"),
+        "{info:?}"
+    );
+    assert_quiet(&mut c, before);
+    assert_eq!(bystander_state(&mut c), kept);
+
+    // With room, the same adds scale out.
+    assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
+    assert_eq!(call!(c, "BF.ADD", "bf", "new1"), Int(1));
+    assert_eq!(call!(c, "BF.INFO", "bf", "FILTERS"), ints(&[2]));
+    assert!(matches!(call!(c, "CF.ADD", "cf", "new1"), Int(1)));
+}
+
+/// A filter of about 27.6 MB (Bloom) or 32 MiB (cuckoo) made while maxmemory is off, its
+/// LOADCHUNK header, and its DUMP payload; the key is deleted again.
+fn big_filter_dumps(c: &mut Client, family: &str) -> (Vec<u8>, Vec<u8>) {
+    assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
+    let key = format!("source:{family}");
+    let created = if family == "BF" {
+        call!(c, "BF.RESERVE", key.as_str(), "0.01", "20000000")
+    } else {
+        call!(c, "CF.RESERVE", key.as_str(), "33554432")
+    };
+    assert_eq!(created, ok());
+    // An empty cuckoo filter has no SCANDUMP.
+    call!(c, format!("{family}.ADD"), key.as_str(), "x");
+    let header = scandump(c, &format!("{family}.SCANDUMP"), &key)[0]
+        .1
+        .clone();
+    let dump = call!(c, "DUMP", key.as_str()).bytes();
+    assert_eq!(call!(c, "DEL", key.as_str()), Int(1));
+    assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "24mb"), ok());
+    (header, dump)
+}
+
+#[test]
+fn loadchunk_headers_and_restore_past_maxmemory_are_refused() {
+    let server = server_with_maxmemory("24mb");
+    let mut c = server.client();
+    let kept = bystanders(&mut c);
+    for family in ["BF", "CF"] {
+        let (header, dump) = big_filter_dumps(&mut c, family);
+        let loadchunk = format!("{family}.LOADCHUNK");
+        refused(
+            &mut c,
+            &[loadchunk.as_bytes(), b"copy", b"1", &header],
+            D1,
+            "copy",
+        );
+        // A refused payload is Redis's reply for any payload the type does not load.
+        refused(
+            &mut c,
+            &[b"RESTORE", b"copy", b"0", &dump],
+            "ERR Bad data format",
+            "copy",
+        );
+        // Both are accepted once there is room.
+        assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
+        assert_eq!(
+            c.call(&[loadchunk.as_bytes(), b"copy", b"1", &header]),
+            ok()
+        );
+        assert_eq!(c.call(&[&b"RESTORE"[..], b"copy2", b"0", &dump]), ok());
+        assert_eq!(call!(c, "DEL", "copy", "copy2"), Int(2));
+        assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "24mb"), ok());
+    }
+    assert_eq!(bystander_state(&mut c), kept);
+}
+
+#[test]
+fn copy_past_maxmemory_is_refused() {
+    let server = server_with_maxmemory("24mb");
+    let mut c = server.client();
+    let kept = bystanders(&mut c);
+    // 13.8 MB and 16 MiB: each fits once, not twice.
+    assert_eq!(call!(c, "BF.RESERVE", "bf", "0.01", "10000000"), ok());
+    assert_eq!(call!(c, "BF.ADD", "bf", "x"), Int(1));
+    refused(
+        &mut c,
+        &[b"COPY", b"bf", b"bf:copy"],
+        "ERR module key failed to copy",
+        "bf:copy",
+    );
+    assert_eq!(call!(c, "DEL", "bf"), Int(1));
+    assert_eq!(call!(c, "CF.RESERVE", "cf", "16777216"), ok());
+    refused(
+        &mut c,
+        &[b"COPY", b"cf", b"cf:copy"],
+        "ERR module key failed to copy",
+        "cf:copy",
+    );
+    // Small filters still copy.
+    assert_eq!(call!(c, "COPY", "other:bf", "small:copy"), Int(1));
+    assert_eq!(
+        call!(c, "DEBUG", "DIGEST-VALUE", "small:copy"),
+        call!(c, "DEBUG", "DIGEST-VALUE", "other:bf")
+    );
+    assert_eq!(bystander_state(&mut c), kept);
+    assert!(server.log().contains("COPY refused"));
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn digests(c: &mut Client, keys: &[&str]) -> Vec<Reply> {
+    keys.iter()
+        .map(|key| call!(c, "DEBUG", "DIGEST-VALUE", *key))
+        .collect()
+}
+
+#[test]
+fn a_replica_takes_what_its_primary_allocates() {
+    let primary = Server::build(&[], &["--repl-diskless-sync-delay", "0"]);
+    let mut p = primary.client();
+    // Before the replica attaches: it gets this one in the full sync (an RDB load).
+    assert_eq!(call!(p, "BF.RESERVE", "synced", "0.01", "10000000"), ok());
+    assert_eq!(call!(p, "BF.ADD", "synced", "a"), Int(1));
+
+    let port = primary.port.to_string();
+    let replica = Server::build(
+        &[],
+        &[
+            "--maxmemory",
+            "8mb",
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+            "--propagation-error-behavior",
+            "panic",
+        ],
+    );
+    let mut r = replica.client();
+    wait_until("the replica link", || {
+        call!(r, "INFO", "replication")
+            .text()
+            .contains("master_link_status:up")
+    });
+
+    // Through the replication stream: creation, implicit creation and scale-out.
+    assert_eq!(call!(p, "CF.RESERVE", "cf", "16777216"), ok());
+    assert_eq!(
+        call!(
+            p,
+            "BF.INSERT",
+            "inserted",
+            "CAPACITY",
+            "5000000",
+            "ITEMS",
+            "a"
+        ),
+        ints(&[1])
+    );
+    assert_eq!(
+        call!(
+            p,
+            "BF.RESERVE",
+            "grows",
+            "0.01",
+            "100",
+            "EXPANSION",
+            "50000"
+        ),
+        ok()
+    );
+    for i in 0..101 {
+        call!(p, "BF.ADD", "grows", format!("item{i}"));
+    }
+    assert_eq!(call!(p, "BF.INFO", "grows", "FILTERS"), ints(&[2]));
+    assert_eq!(call!(p, "WAIT", "1", "10000"), Int(1));
+    let target = info_field(&mut p, "replication", "master_repl_offset:");
+    wait_until("the replica to catch up", || {
+        info_field(&mut r, "replication", "slave_repl_offset:") == target
+    });
+
+    let keys = ["synced", "cf", "inserted", "grows"];
+    assert_eq!(digests(&mut r, &keys), digests(&mut p, &keys));
+    for key in keys {
+        assert_eq!(call!(r, "EXISTS", key), Int(1));
+    }
+    assert!(
+        used_memory(&mut r) > 8 << 20,
+        "the replica holds more than its maxmemory"
+    );
+}
+
+#[test]
+fn data_larger_than_maxmemory_loads_at_startup() {
+    let mut server = Server::build(
+        &[],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
+    let mut c = server.client();
+    assert_eq!(call!(c, "BF.RESERVE", "bf", "0.01", "10000000"), ok());
+    assert_eq!(call!(c, "CF.RESERVE", "cf", "16777216"), ok());
+    assert_eq!(call!(c, "BF.ADD", "bf", "a"), Int(1));
+    assert_eq!(call!(c, "CF.ADD", "cf", "a"), Int(1));
+    let keys = ["bf", "cf"];
+    let expected = digests(&mut c, &keys);
+    // The AOF as commands (BF.RESERVE, CF.RESERVE, adds), and an RDB.
+    assert_eq!(call!(c, "SAVE"), ok());
+    server.config.extend(["--maxmemory".into(), "8mb".into()]);
+
+    // From the AOF (loaded first when enabled).
+    server.restart();
+    let mut c = server.client();
+    assert_eq!(digests(&mut c, &keys), expected);
+    // From the AOF rewritten as LOADCHUNK commands.
+    call!(c, "BGREWRITEAOF");
+    wait_for_persistence(&mut c);
+    assert!(aof_commands(&server.dir)
+        .iter()
+        .any(|command| command[0] == b"BF.LOADCHUNK"));
+    server.restart();
+    let mut c = server.client();
+    assert_eq!(digests(&mut c, &keys), expected);
+    // From the RDB.
+    server.config.extend(["--appendonly".into(), "no".into()]);
+    server.restart();
+    let mut c = server.client();
+    assert_eq!(digests(&mut c, &keys), expected);
+    assert!(used_memory(&mut c) > 8 << 20);
+    // DEBUG RELOAD is a load too.
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(digests(&mut c, &keys), expected);
+}
