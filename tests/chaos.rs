@@ -1,7 +1,9 @@
 //! Client-side chaos: random, boundary and hostile BF./CF. commands, mutated LOADCHUNK
 //! sequences and mutated RESTORE payloads (with valid checksums, with and without
-//! `sanitize-dump-payload`), against a real server. After every batch the server answers PING,
-//! the tracked keys answer exactly as before, and SAVE + DEBUG RELOAD succeed.
+//! `sanitize-dump-payload`), against a real server with `maxmemory` set. After every batch the
+//! server answers PING, the tracked keys answer exactly as before, `used_memory` is within
+//! `maxmemory` plus `SLACK`, and every tenth batch SAVE + DEBUG RELOAD succeed within
+//! `PERSIST_LIMIT`.
 //!
 //! `CHAOS_OPS` sets the number of operations (default 50,000); `scripts/chaos.sh` runs long
 //! versions and prints the counts.
@@ -117,6 +119,39 @@ const WORDS: &[&str] = &[
 
 const KEYS: usize = 40;
 
+/// The server's memory limit: hostile sizes (a capacity of 10^14, a mutated LOADCHUNK header)
+/// meet it long before `bf.max-filter-bytes` (left at its 4 GiB default).
+const MAXMEMORY: i64 = 48 << 20;
+
+/// How far `used_memory` may be over `maxmemory` after a batch. The module never allocates a
+/// filter past the limit; the server refuses a `deny-oom` command only once memory is already
+/// over it, so the last commands before that (key objects, the pipeline's query buffer, a few
+/// small links) may take it slightly past: 1 MiB, a fiftieth of the limit.
+const SLACK: i64 = 1 << 20;
+
+/// SAVE or DEBUG RELOAD of at most `maxmemory` of filters takes well under a second here; a
+/// filter far past the limit (the issue this guards against: 4 GiB) took over 30 seconds. A
+/// symptom check, not a benchmark.
+const PERSIST_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn used_memory(c: &mut Client) -> i64 {
+    let info = call!(c, "INFO", "memory").text();
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("used_memory in INFO memory")
+}
+
+/// Runs a persistence command, checking it succeeds within `PERSIST_LIMIT`; returns how long
+/// it took.
+fn persist(c: &mut Client, command: &[&str]) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    assert_eq!(c.call(command), ok(), "{command:?}");
+    let took = started.elapsed();
+    assert!(took < PERSIST_LIMIT, "{command:?} took {took:?}");
+    took
+}
+
 fn random_command(rng: &mut Rng) -> Vec<Vec<u8>> {
     let mut args = vec![rng.pick(COMMANDS).as_bytes().to_vec()];
     let key = match rng.below(20) {
@@ -146,7 +181,7 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
     let item = format!("item{}", rng.below(2000));
     let small = (1 + rng.below(500)).to_string();
     let (bf, cf) = (format!("c:b{n}"), format!("c:c{n}"));
-    let words: Vec<String> = match rng.below(14) {
+    let words: Vec<String> = match rng.below(17) {
         0 => vec![
             "BF.RESERVE".into(),
             bf,
@@ -204,6 +239,30 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
         10 => vec!["CF.DEL".into(), cf, item],
         11 => vec!["CF.COMPACT".into(), cf],
         12 => vec!["CF.COUNT".into(), cf, item],
+        // Large filters (1.4 to 11 MB Bloom, 1 to 16 MiB cuckoo, or a first link that scales
+        // out to 10 MB), so memory meets maxmemory; DEL makes room again.
+        13 => vec![
+            "BF.RESERVE".into(),
+            bf,
+            "0.01".into(),
+            ((1 + rng.below(8)) * 1_000_000).to_string(),
+        ],
+        14 => match rng.below(2) {
+            0 => vec![
+                "CF.RESERVE".into(),
+                cf,
+                ((1 + rng.below(16)) << 20).to_string(),
+            ],
+            _ => vec![
+                "BF.RESERVE".into(),
+                bf,
+                "0.01".into(),
+                "100".into(),
+                "EXPANSION".into(),
+                "65536".into(),
+            ],
+        },
+        15 => vec!["DEL".into(), if rng.below(2) == 0 { bf } else { cf }],
         _ => vec![
             if rng.below(2) == 0 {
                 "BF.SCANDUMP"
@@ -394,7 +453,8 @@ fn chaos() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(50_000);
-    let mut server = Server::build(&["MAX_FILTER_BYTES", "16777216"], &[]);
+    let maxmemory = MAXMEMORY.to_string();
+    let mut server = Server::build(&[], &["--maxmemory", &maxmemory]);
     let mut c = server.client();
     assert_eq!(call!(c, "SET", "c:string", "v"), ok());
     assert_eq!(call!(c, "RPUSH", "c:list", "v"), Int(1));
@@ -407,6 +467,10 @@ fn chaos() {
     let sources = sources(&mut c);
     let mut rng = Rng(0x5eed_b10c_0f11_7e55);
     let (mut sent, mut errors, mut batches) = (0usize, 0usize, 0usize);
+    let mut peak = 0i64;
+    // Refused by the server (memory already over maxmemory) and by the module's admission.
+    let (mut oom, mut refused) = (0usize, 0usize);
+    let mut slowest = std::time::Duration::ZERO;
     while sent < total {
         if batches == 4 {
             assert_eq!(
@@ -433,8 +497,13 @@ fn chaos() {
             c.send(command);
         }
         for _ in &batch {
-            if let Error(_) = c.read() {
+            if let Error(text) = c.read() {
                 errors += 1;
+                if text.starts_with("OOM ") {
+                    oom += 1;
+                } else if text.contains("Insufficient memory") {
+                    refused += 1;
+                }
             }
         }
         sent += batch.len();
@@ -450,11 +519,30 @@ fn chaos() {
             expected,
             "tracked keys changed in batch {batches}"
         );
+        let used = used_memory(&mut c);
+        peak = peak.max(used);
+        assert!(
+            used <= MAXMEMORY + SLACK,
+            "used_memory {used} after batch {batches}, maxmemory {MAXMEMORY}"
+        );
         if batches % 10 == 0 || sent >= total {
-            assert_eq!(call!(c, "SAVE"), ok());
-            assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+            slowest = slowest
+                .max(persist(&mut c, &["SAVE"]))
+                .max(persist(&mut c, &["DEBUG", "RELOAD"]));
             assert_eq!(tracked_state(&mut c, &tracked), expected);
         }
     }
-    println!("chaos: {sent} commands sent, {errors} errors returned, 0 crashes, {batches} batches");
+    let info = call!(c, "INFO", "memory").text();
+    let server_peak = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory_peak:"))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+    println!(
+        "chaos: {sent} commands sent, {errors} errors returned ({oom} OOM from the server, \
+         {refused} insufficient memory from the module), 0 crashes, {batches} batches; \
+         used_memory after a batch at most {peak} (maxmemory {MAXMEMORY}, slack {SLACK}); \
+         used_memory_peak {server_peak}; slowest SAVE or DEBUG RELOAD {slowest:?}"
+    );
 }
