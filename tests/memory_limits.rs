@@ -59,6 +59,10 @@ fn refused(c: &mut Client, command: &[&[u8]], reply: &str, key: &str) {
     assert_eq!(call!(c, "EXISTS", key), Int(0));
 }
 
+fn bytes<'a>(words: &[&'a str]) -> Vec<&'a [u8]> {
+    words.iter().map(|w| w.as_bytes()).collect()
+}
+
 fn command_text(command: &[&[u8]]) -> Vec<String> {
     command
         .iter()
@@ -100,52 +104,23 @@ fn reservations_and_implicit_creation_past_maxmemory_are_refused() {
     let kept = bystanders(&mut c);
 
     // About 27.6 MB and 40 MB: far under bf.max-filter-bytes (4 GiB), over maxmemory.
-    refused(
-        &mut c,
-        &[b"BF.RESERVE", b"big", b"0.01", b"20000000"],
-        D1,
-        "big",
-    );
-    refused(&mut c, &[b"CF.RESERVE", b"big", b"40000000"], D1, "big");
-    refused(
-        &mut c,
-        &[
-            b"BF.INSERT",
-            b"big",
-            b"CAPACITY",
-            b"20000000",
-            b"ITEMS",
-            b"a",
-        ],
-        D1,
-        "big",
-    );
-    refused(
-        &mut c,
-        &[
-            b"CF.INSERT",
-            b"big",
-            b"CAPACITY",
-            b"40000000",
-            b"ITEMS",
-            b"a",
-        ],
-        D1,
-        "big",
-    );
-    refused(
-        &mut c,
-        &[
-            b"CF.INSERTNX",
-            b"big",
-            b"CAPACITY",
-            b"40000000",
-            b"ITEMS",
-            b"a",
-        ],
-        D1,
-        "big",
-    );
+    let explicit: [&[&str]; 5] = [
+        &["BF.RESERVE", "big", "0.01", "20000000"],
+        &["CF.RESERVE", "big", "40000000"],
+        &["BF.INSERT", "big", "CAPACITY", "20000000", "ITEMS", "a"],
+        &["CF.INSERT", "big", "CAPACITY", "40000000", "ITEMS", "a"],
+        &["CF.INSERTNX", "big", "CAPACITY", "40000000", "ITEMS", "a"],
+    ];
+    // The same sizes as the implicit defaults.
+    let implicit: [&[&str]; 4] = [
+        &["BF.ADD", "big", "a"],
+        &["BF.MADD", "big", "a", "b"],
+        &["CF.ADD", "big", "a"],
+        &["CF.ADDNX", "big", "a"],
+    ];
+    for command in explicit {
+        refused(&mut c, &bytes(command), D1, "big");
+    }
     assert_eq!(
         call!(c, "CONFIG", "SET", "bf.bf-initial-size", "20000000"),
         ok()
@@ -154,10 +129,9 @@ fn reservations_and_implicit_creation_past_maxmemory_are_refused() {
         call!(c, "CONFIG", "SET", "bf.cf-initial-size", "40000000"),
         ok()
     );
-    refused(&mut c, &[b"BF.ADD", b"big", b"a"], D1, "big");
-    refused(&mut c, &[b"BF.MADD", b"big", b"a", b"b"], D1, "big");
-    refused(&mut c, &[b"CF.ADD", b"big", b"a"], D1, "big");
-    refused(&mut c, &[b"CF.ADDNX", b"big", b"a"], D1, "big");
+    for command in implicit {
+        refused(&mut c, &bytes(command), D1, "big");
+    }
 
     // The limit is what is left, not a fixed size: a 13.8 MB filter fits once, not twice.
     assert_eq!(call!(c, "BF.RESERVE", "fits", "0.01", "10000000"), ok());
