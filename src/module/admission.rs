@@ -28,7 +28,9 @@
 //! filter.add(item, &admission)?;
 //! ```
 //!
-//! Type callbacks without a command context use [`Admission::callback`].
+//! A Bloom kind's commands get one ready in their `kinds::Write` (`write.admission`); the
+//! shared type callbacks (RDB load, so RESTORE; COPY) already use [`Admission::callback`] for
+//! every type registered through `types::callbacks`.
 
 use super::config;
 use super::ffi::Ctx;
