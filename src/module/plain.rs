@@ -15,7 +15,7 @@ impl BloomValue for Chain {
         write: &mut Write,
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
-        Chain::add_each(self, items, &write.admission, answer);
+        Chain::add_each(self, items, write.admission, answer);
     }
 
     fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool)) {
