@@ -45,6 +45,7 @@ const COMMANDS: &[&str] = &[
     "BF.DEBUG",
     "BF.SCANDUMP",
     "BF.LOADCHUNK",
+    "BF.RETIRE",
     "CF.RESERVE",
     "CF.ADD",
     "CF.ADDNX",
@@ -103,6 +104,9 @@ const WORDS: &[&str] = &[
     "NONSCALING",
     "NOCREATE",
     "ITEMS",
+    "WINDOW",
+    "GENERATIONS",
+    "window",
     "BUCKETSIZE",
     "MAXITERATIONS",
     "capacity",
@@ -181,7 +185,7 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
     let item = format!("item{}", rng.below(2000));
     let small = (1 + rng.below(500)).to_string();
     let (bf, cf) = (format!("c:b{n}"), format!("c:c{n}"));
-    let words: Vec<String> = match rng.below(17) {
+    let words: Vec<String> = match rng.below(19) {
         0 => vec![
             "BF.RESERVE".into(),
             bf,
@@ -263,6 +267,24 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
             ],
         },
         15 => vec!["DEL".into(), if rng.below(2) == 0 { bf } else { cf }],
+        16 => vec![
+            "BF.RESERVE".into(),
+            bf,
+            "0.01".into(),
+            small,
+            "WINDOW".into(),
+            (1 + rng.below(3600)).to_string(),
+            "GENERATIONS".into(),
+            (2 + rng.below(8)).to_string(),
+        ],
+        17 => vec![
+            "BF.INSERT".into(),
+            bf,
+            "WINDOW".into(),
+            (1 + rng.below(60)).to_string(),
+            "ITEMS".into(),
+            item,
+        ],
         _ => vec![
             if rng.below(2) == 0 {
                 "BF.SCANDUMP"
@@ -310,6 +332,16 @@ fn sources(c: &mut Client) -> Sources {
         &["BF.RESERVE", "src:bf", "0.01", "50", "EXPANSION", "3"],
         &["BF.RESERVE", "src:bfns", "0.1", "100", "NONSCALING"],
         &[
+            "BF.RESERVE",
+            "src:bfw",
+            "0.01",
+            "40",
+            "WINDOW",
+            "600",
+            "GENERATIONS",
+            "3",
+        ],
+        &[
             "CF.RESERVE",
             "src:cf",
             "64",
@@ -327,6 +359,7 @@ fn sources(c: &mut Client) -> Sources {
         for (command, key) in [
             ("BF.ADD", "src:bf"),
             ("BF.ADD", "src:bfns"),
+            ("BF.ADD", "src:bfw"),
             ("CF.ADD", "src:cf"),
             ("CF.ADD", "src:cf1"),
         ] {
@@ -336,14 +369,15 @@ fn sources(c: &mut Client) -> Sources {
     let scandumps = vec![
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bf")),
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfns")),
+        ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfw")),
         ("CF.LOADCHUNK", scandump(c, "CF.SCANDUMP", "src:cf")),
         ("CF.LOADCHUNK", scandump(c, "CF.SCANDUMP", "src:cf1")),
     ];
-    let dumps = ["src:bf", "src:bfns", "src:cf", "src:cf1"]
+    let dumps = ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"]
         .iter()
         .map(|k| call!(c, "DUMP", *k).bytes())
         .collect();
-    for key in ["src:bf", "src:bfns", "src:cf", "src:cf1"] {
+    for key in ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"] {
         call!(c, "DEL", key);
     }
     Sources { scandumps, dumps }

@@ -5,22 +5,6 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
-
-fn fault_module() -> PathBuf {
-    let path = std::env::var_os("BLOOMRS_FAULT_MODULE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("target/fault-injection/release/libbloomrs.so")
-        });
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --release --features fault-injection --target-dir target/fault-injection` (make test does)",
-        path.display()
-    );
-    path
-}
 
 #[test]
 fn a_panic_in_a_command_answers_an_error_and_the_server_stays_up() {

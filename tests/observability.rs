@@ -340,9 +340,10 @@ fn adds_and_lookups_allocate_nothing() {
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
 fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
-    let mut sums = [0i64; 8];
+    let mut sums = [0i64; 12];
     for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
-        let cuckoo = call!(c, "TYPE", key.as_str()).text() == "MBbloomCF";
+        let kind = call!(c, "TYPE", key.as_str()).text();
+        let cuckoo = kind == "MBbloomCF";
         let info = c
             .call(&[if cuckoo { "CF.INFO" } else { "BF.INFO" }, key.as_str()])
             .array();
@@ -352,7 +353,11 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
                 .map(|p| p[1].int())
                 .unwrap()
         };
-        let base = if cuckoo { 4 } else { 0 };
+        let base = match kind.as_str() {
+            "MBbloomCF" => 8,
+            "bloomrsWN" => 4,
+            _ => 0,
+        };
         sums[base] += 1;
         sums[base + 1] += value("Size");
         sums[base + 2] += value("Number of items inserted");
@@ -363,6 +368,10 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         "bloom_memory_bytes",
         "bloom_items",
         "bloom_links",
+        "windowed_filters",
+        "windowed_memory_bytes",
+        "windowed_items",
+        "windowed_links",
         "cuckoo_filters",
         "cuckoo_memory_bytes",
         "cuckoo_items",
@@ -387,6 +396,8 @@ fn info_section_totals() {
         call!(c, "BF.ADD", "a", format!("{i}"));
         call!(c, "CF.ADD", "c", format!("{i}"));
         call!(c, "BF.MADD", format!("m{}", i % 7), format!("{i}"), "x");
+        let w = format!("w{}", i % 3);
+        call!(c, "BF.INSERT", w, "WINDOW", "3600", "ITEMS", format!("{i}"));
         call!(
             c,
             "CF.INSERT",
@@ -423,7 +434,8 @@ fn info_section_totals() {
     assert_eq!(call!(c, "RESTORE", "r2", "0", payload), ok());
     let totals = info_bf(&mut c);
     assert_eq!(totals, expected_totals(&mut c, (1, 2)));
-    assert_eq!((totals[0].1, totals[4].1), (10, 6), "{totals:?}");
+    let filters = (totals[0].1, totals[4].1, totals[8].1);
+    assert_eq!(filters, (10, 3, 6), "{totals:?}");
 
     // Reloading frees and loads every value: the totals stay.
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());

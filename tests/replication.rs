@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use std::time::{Duration, Instant};
 
 struct Rng(u64);
 
@@ -139,6 +138,28 @@ fn operation(rng: &mut Rng, c: &mut Client) {
     }
 }
 
+/// Writes to windowed filters, from their own sequence so the random workload stays the same
+/// (tests/windowed.rs moves the clock; here it is the real one).
+fn windowed_operation(i: usize, c: &mut Client) {
+    let key = format!("bfw:{}", i % 7);
+    let item = format!("item:{}", i % 997);
+    if i % 3 == 0 {
+        c.call(&["BF.MADD", &key, &item, "x"]);
+    } else {
+        let window = [
+            "BF.INSERT",
+            &key,
+            "WINDOW",
+            "3600",
+            "GENERATIONS",
+            "3",
+            "ITEMS",
+            &item,
+        ];
+        c.call(&window);
+    }
+}
+
 /// A key, its DEBUG DIGEST-VALUE and its SCANDUMP chunks.
 type KeyState = (String, Reply, Vec<(i64, Vec<u8>)>);
 
@@ -164,25 +185,6 @@ fn state(c: &mut Client) -> Vec<KeyState> {
         .collect()
 }
 
-fn wait_in_sync(primary: &mut Client, replica: &mut Client) {
-    assert_eq!(call!(primary, "WAIT", "1", "10000"), Int(1));
-    let offset = |c: &mut Client, field: &str| -> Option<i64> {
-        let info = call!(c, "INFO", "replication").text();
-        info.lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let target = offset(primary, "master_repl_offset:");
-        if target.is_some() && offset(replica, "slave_repl_offset:") == target {
-            return;
-        }
-        assert!(Instant::now() < deadline, "replica did not catch up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn replica_of(primary: &Server) -> Server {
     let port = primary.port.to_string();
     Server::build(
@@ -197,17 +199,6 @@ fn replica_of(primary: &Server) -> Server {
     )
 }
 
-fn wait_linked(replica: &mut Client) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !call!(replica, "INFO", "replication")
-        .text()
-        .contains("master_link_status:up")
-    {
-        assert!(Instant::now() < deadline, "replica did not connect");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn replicas_hold_identical_values() {
     // The primary's auto-create defaults differ from the replica's (deviation D10).
@@ -215,13 +206,14 @@ fn replicas_hold_identical_values() {
     let mut replica = replica_of(&primary);
     let mut p = primary.client();
     let mut r = replica.client();
-    wait_linked(&mut r);
+    wait_replica_linked(&mut r);
 
     let mut rng = Rng(0x0dd_ba11_5eed);
-    for _ in 0..6000 {
+    for i in 0..6000 {
         operation(&mut rng, &mut p);
+        windowed_operation(i, &mut p);
     }
-    wait_in_sync(&mut p, &mut r);
+    wait_replica_synced(&mut p, &mut r);
     let expected = state(&mut p);
     assert!(
         expected.len() > 2 * KEYS as usize,
@@ -234,11 +226,12 @@ fn replicas_hold_identical_values() {
     assert_eq!(call!(r, "SAVE"), ok());
     replica.restart();
     let mut r = replica.client();
-    wait_linked(&mut r);
-    for _ in 0..1000 {
+    wait_replica_linked(&mut r);
+    for i in 0..1000 {
         operation(&mut rng, &mut p);
+        windowed_operation(i + 6000, &mut p);
     }
-    wait_in_sync(&mut p, &mut r);
+    wait_replica_synced(&mut p, &mut r);
     let expected = state(&mut p);
     assert_eq!(state(&mut r), expected);
 
@@ -247,8 +240,8 @@ fn replicas_hold_identical_values() {
     let _ = std::fs::remove_file(replica.dir.join("dump.rdb"));
     replica.restart();
     let mut r = replica.client();
-    wait_linked(&mut r);
-    wait_in_sync(&mut p, &mut r);
+    wait_replica_linked(&mut r);
+    wait_replica_synced(&mut p, &mut r);
     assert_eq!(state(&mut r), expected);
     assert!(replica.alive());
     let line = sync_finished_line(&server_info(&mut r));

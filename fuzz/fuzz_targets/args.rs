@@ -14,6 +14,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     error: 0.01,
     growth: DEFAULT_GROWTH,
     scaling: true,
+    window: None,
 };
 
 fuzz_target!(|data: &[u8]| {

@@ -28,6 +28,7 @@ fn default_options() -> BloomOptions {
             .filter(|g| *g > 0)
             .unwrap_or(DEFAULT_GROWTH),
         scaling: expansion != 0,
+        window: config::bf_window(),
     }
 }
 
@@ -51,6 +52,9 @@ fn arg_error(e: ArgError) -> CommandError {
         ArgError::UnknownInfoField => INVALID_INFO_FIELD,
         ArgError::ScanIteratorNotNumeric => SCANDUMP_NOT_NUMERIC,
         ArgError::LoadIteratorNotNumeric => LOADCHUNK_NOT_NUMERIC,
+        ArgError::WindowRange => WINDOW_RANGE,
+        ArgError::GenerationsRange => GENERATIONS_RANGE,
+        ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
     };
     CommandError::Reply(text)
 }
@@ -79,8 +83,8 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
-    let write = Write::new(ctx);
-    kinds::create(&mut key, &options, &write).map_err(create_error)?;
+    let mut write = Write::new(ctx);
+    kinds::create(&mut key, &options, &mut write).map_err(create_error)?;
     ctx.reply_ok();
     write.finish(ctx, &mut key, key_name);
     ctx.notify(c"bf.reserve", key_name);
@@ -127,7 +131,7 @@ fn insert_items(
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Empty, None) => return Err(NOT_FOUND.into()),
         (Slot::Empty, Some(o)) => {
-            let filter = kinds::create(&mut key, &o, &write).map_err(create_error)?;
+            let filter = kinds::create(&mut key, &o, &mut write).map_err(create_error)?;
             write.effect(c"BF.RESERVE", reserve_args(&o));
             changed = true;
             filter
@@ -174,6 +178,12 @@ fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
         args.push(o.growth.to_string().into_bytes());
     } else {
         args.push(b"NONSCALING".to_vec());
+    }
+    if let Some(window) = o.window {
+        args.push(b"WINDOW".to_vec());
+        args.push(window.seconds.to_string().into_bytes());
+        args.push(b"GENERATIONS".to_vec());
+        args.push(window.generations.to_string().into_bytes());
     }
     args
 }

@@ -5,6 +5,9 @@
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use crate::syntax::bf::{WindowSpec, MAX_WINDOW_SECONDS};
+use crate::windowed;
+
 /// Default per-filter memory limit (deviation D1): 4 GiB, far above any filter a client asks
 /// for by mistake being refused, yet an allocation the machine can plausibly serve.
 pub const DEFAULT_MAX_FILTER_BYTES: i64 = 4 << 30;
@@ -42,6 +45,15 @@ impl Numeric {
 pub static BF_INITIAL_SIZE: Numeric = Numeric::new(c"bf-initial-size", 100, 1, i64::MAX);
 /// 0 makes implicitly created Bloom filters non-scaling (RedisBloom 8's meaning).
 pub static BF_EXPANSION: Numeric = Numeric::new(c"bf-expansion-factor", 2, 0, 32768);
+/// Seconds of the window of implicitly created Bloom filters; 0 (the default) creates
+/// RedisBloom's filters.
+pub static BF_WINDOW: Numeric = Numeric::new(c"bf-window", 0, 0, MAX_WINDOW_SECONDS);
+pub static BF_WINDOW_GENERATIONS: Numeric = Numeric::new(
+    c"bf-window-generations",
+    windowed::DEFAULT_GENERATIONS as i64,
+    windowed::MIN_GENERATIONS as i64,
+    windowed::MAX_GENERATIONS as i64,
+);
 pub static CF_BUCKET_SIZE: Numeric = Numeric::new(c"cf-bucket-size", 2, 1, 255);
 pub static CF_INITIAL_SIZE: Numeric = Numeric::new(c"cf-initial-size", 1024, 2, 1 << 30);
 pub static CF_MAX_ITERATIONS: Numeric = Numeric::new(c"cf-max-iterations", 20, 1, 65535);
@@ -58,9 +70,11 @@ pub static MAX_FILTER_BYTES: Numeric = Numeric {
 };
 
 /// Every numeric setting, in the order they are registered.
-pub static NUMERIC: [&Numeric; 8] = [
+pub static NUMERIC: [&Numeric; 10] = [
     &BF_INITIAL_SIZE,
     &BF_EXPANSION,
+    &BF_WINDOW,
+    &BF_WINDOW_GENERATIONS,
     &CF_BUCKET_SIZE,
     &CF_INITIAL_SIZE,
     &CF_MAX_ITERATIONS,
@@ -93,6 +107,11 @@ pub fn parse_error_rate(text: &[u8]) -> Result<f64, &'static str> {
     } else {
         Err("error rate must be in the range (0, 1)")
     }
+}
+
+/// The window of implicitly created Bloom filters, if `bf-window` is set.
+pub fn bf_window() -> Option<WindowSpec> {
+    WindowSpec::new(BF_WINDOW.get(), BF_WINDOW_GENERATIONS.get()).ok()
 }
 
 pub fn bf_initial_size() -> u64 {

@@ -38,6 +38,13 @@ pub const BF_COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
 pub const BF_FULL: &CStr = c"ERR non scaling filter is full";
 pub const BF_PROBLEM_INSERTING: &CStr = c"ERR problem inserting into filter";
 pub const INSERT_UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
+// Windowed Bloom filters (bloomrs's own; RedisBloom has no such options).
+pub const WINDOW_RANGE: &CStr = c"ERR WINDOW must be a whole number of seconds from 1 to 315360000";
+pub const GENERATIONS_RANGE: &CStr = c"ERR GENERATIONS must be an integer from 2 to 32";
+pub const GENERATIONS_WITHOUT_WINDOW: &CStr = c"ERR GENERATIONS needs WINDOW";
+pub const RETIRE_BAD_TIME: &CStr =
+    c"ERR the time must be a non-negative integer (Unix milliseconds)";
+pub const NOT_WINDOWED: &CStr = c"ERR not a windowed Bloom filter";
 pub const INSERT_BAD_ERROR_RATE: &CStr = c"Bad error rate";
 pub const INSERT_BAD_EXPANSION: &CStr = c"Bad expansion";
 pub const INSERT_BAD_CAPACITY: &CStr = c"Bad capacity";

@@ -115,6 +115,15 @@ impl Ctx {
         super::ffi_server::Caller::from_flags(flags)
     }
 
+    /// Whether this command replays a decision made elsewhere: it comes from the primary
+    /// (on a replica) or from the AOF being loaded. Such a command never reads the clock.
+    pub fn is_replayed(&self) -> bool {
+        // SAFETY: `raw` is the live context of this call.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
+        let replayed = raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING;
+        flags & replayed as c_int != 0
+    }
+
     pub fn is_resp3(&self) -> bool {
         // SAFETY: `raw` is the live context of this call.
         let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
@@ -220,9 +229,7 @@ impl Ctx {
 
     /// The server's clock, in Unix milliseconds.
     pub fn now_ms(&self) -> u64 {
-        // SAFETY: a plain clock read.
-        let now = unsafe { api!(RedisModule_Milliseconds)() };
-        u64::try_from(now).unwrap_or(0)
+        super::clock::now_ms()
     }
 
     pub fn open_key(&self, name: RawString, write: bool) -> Key {
@@ -390,11 +397,11 @@ impl Key {
         }
     }
 
-    /// Makes the (writable, non-empty) key expire in `ms` milliseconds.
-    pub fn set_expire(&mut self, ms: u64) {
-        let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    /// Makes the (writable, non-empty) key expire at Unix time `at_ms`.
+    pub fn set_expire_at(&mut self, at_ms: u64) {
+        let at = i64::try_from(at_ms).unwrap_or(i64::MAX);
         // SAFETY: `ptr` is an open key; the call fails harmlessly on an empty key.
-        unsafe { api!(RedisModule_SetExpire)(self.ptr, ms) };
+        unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at) };
     }
 
     /// Remembers the measure of the value a write command is about to change.

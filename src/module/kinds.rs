@@ -125,7 +125,10 @@ fn store_header<T: BloomKind>(
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim.
-pub(super) static KINDS: [Kind; 1] = [kind::<crate::bloom::Chain>()];
+pub(super) static KINDS: [Kind; 2] = [
+    kind::<crate::windowed::Windowed>(),
+    kind::<crate::bloom::Chain>(),
+];
 
 /// Registers every kind's module type (during module load).
 pub(super) fn register_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
@@ -147,8 +150,12 @@ pub(super) fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
 pub(super) fn create<'k>(
     key: &'k mut Key,
     options: &BloomOptions,
-    write: &Write,
+    write: &mut Write,
 ) -> Result<&'k mut (dyn BloomValue + 'static), CreateError> {
+    if let Some(window) = options.window {
+        let filter = super::windowed::create(options, window, write)?;
+        return Ok(key.set(&super::windowed::WINDOWED_TYPE, filter));
+    }
     let chain = crate::bloom::Chain::new(
         options.capacity,
         options.error,
@@ -187,6 +194,9 @@ pub(super) struct Write {
     pub admission: Admission,
     /// The primary's clock when the command started, in Unix milliseconds.
     pub now_ms: u64,
+    /// The command replays the primary's decisions (from the primary, or from the AOF): it
+    /// must not read the clock, and sets no expiry of its own (`PEXPIREAT` follows it).
+    pub replayed: bool,
     /// Propagate the command as received (after the effects); a kind that replaces it by
     /// effects of its own turns this off.
     pub verbatim: bool,
@@ -214,6 +224,7 @@ impl Write {
         Write {
             admission: Admission::command(ctx),
             now_ms: ctx.now_ms(),
+            replayed: ctx.is_replayed(),
             verbatim: true,
             expire_at_ms: None,
             replacement: None,
@@ -226,14 +237,11 @@ impl Write {
         self.effects.push(Effect { command, args });
     }
 
-    /// Stores the replacement, sets the expiry, and propagates the effects and the command.
+    /// Stores the replacement, and propagates the effects, the command and then the expiry
+    /// (last, so that it finds the key whichever of them created it).
     pub fn finish(mut self, ctx: Ctx, key: &mut Key, key_name: RawString) {
         if let Some(replacement) = self.replacement.take() {
             replacement.store(key);
-        }
-        if let Some(at) = self.expire_at_ms {
-            key.set_expire(at.saturating_sub(self.now_ms).max(1));
-            self.effect(c"PEXPIREAT", vec![at.to_string().into_bytes()]);
         }
         for effect in &self.effects {
             let args: Vec<&[u8]> = effect.args.iter().map(Vec::as_slice).collect();
@@ -241,6 +249,11 @@ impl Write {
         }
         if self.verbatim {
             ctx.replicate_verbatim();
+        }
+        if let Some(at) = self.expire_at_ms {
+            key.set_expire_at(at);
+            let at = at.to_string();
+            ctx.replicate(c"PEXPIREAT", key_name, &[at.as_bytes()]);
         }
     }
 }

@@ -7,6 +7,7 @@ mod bf;
 mod cf;
 mod cf_chunks;
 mod cf_type;
+mod clock;
 mod config;
 mod config_api;
 mod docs;
@@ -20,6 +21,7 @@ mod kinds;
 mod plain;
 mod stats;
 mod types;
+mod windowed;
 
 use std::ffi::{c_int, CStr};
 
@@ -85,6 +87,7 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"bf.debug", entry!(bf::debug), READ),
         (c"bf.scandump", entry!(bf::scandump), READ),
         (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
+        (c"bf.retire", entry!(windowed::retire), WRITE_FAST),
         (c"cf.reserve", entry!(cf::reserve), WRITE),
         (c"cf.add", entry!(cf::add), WRITE),
         (c"cf.addnx", entry!(cf::addnx), WRITE),

@@ -6,7 +6,7 @@ use redis_module::native_types::RedisType;
 use super::ffi_io::Digest;
 use super::kinds::{BloomKind, BloomValue, Info, Write};
 use super::types::BLOOM_TYPE;
-use crate::bloom::{format_g, AddError, Chain, Chunk, ChunkError, HeaderError};
+use crate::bloom::{format_g, AddError, Chain, Chunk, ChunkError, HeaderError, Link};
 
 impl BloomValue for Chain {
     fn add_each(
@@ -38,26 +38,10 @@ impl BloomValue for Chain {
     }
 
     fn debug_lines(&self) -> Vec<String> {
-        let width = if self.is_64bit() { 64 } else { 32 };
+        let force64 = self.is_64bit();
         self.links
             .iter()
-            .map(|link| {
-                let bits = if link.bits == 0 {
-                    1u64 << link.n2
-                } else {
-                    link.bits
-                };
-                format!(
-                    "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
-                    link.bytes(),
-                    bits,
-                    link.hashes,
-                    width,
-                    link.entries,
-                    link.size,
-                    format_g(link.error)
-                )
-            })
+            .map(|link| link_line(link, force64))
             .collect()
     }
 
@@ -101,4 +85,24 @@ impl BloomKind for Chain {
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         Chain::from_header(header, max_bytes)
     }
+}
+
+/// One link's line of `BF.DEBUG`, as RedisBloom prints it.
+pub(super) fn link_line(link: &Link, force64: bool) -> String {
+    let bits = if link.bits == 0 {
+        1u64 << link.n2
+    } else {
+        link.bits
+    };
+    let width = if force64 { 64 } else { 32 };
+    format!(
+        "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+        link.bytes(),
+        bits,
+        link.hashes,
+        width,
+        link.entries,
+        link.size,
+        format_g(link.error)
+    )
 }

@@ -65,6 +65,7 @@ impl Totals {
 
 pub static BLOOM: Totals = Totals::new();
 pub static CUCKOO: Totals = Totals::new();
+pub static WINDOWED: Totals = Totals::new();
 /// RDB values and RESTORE payloads the loaders refused.
 pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
 /// LOADCHUNK headers and chunks refused.
@@ -98,7 +99,7 @@ pub trait Measured {
     fn totals() -> &'static Totals;
 }
 
-fn saturating(value: u64) -> i64 {
+pub fn saturating(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
@@ -141,13 +142,18 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
 }
 
 /// The fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 11] {
+pub fn info_fields() -> [(&'static str, i64); 15] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
+    let windowed = WINDOWED.snapshot();
     [
         ("bloom_filters", bloom.values),
         ("bloom_memory_bytes", bloom.bytes),
         ("bloom_items", bloom.items),
         ("bloom_links", bloom.filters),
+        ("windowed_filters", windowed.values),
+        ("windowed_memory_bytes", windowed.bytes),
+        ("windowed_items", windowed.items),
+        ("windowed_links", windowed.filters),
         ("cuckoo_filters", cuckoo.values),
         ("cuckoo_memory_bytes", cuckoo.bytes),
         ("cuckoo_items", cuckoo.items),

@@ -43,6 +43,41 @@ pub enum ArgError {
     ScanIteratorNotNumeric,
     /// BF.LOADCHUNK: the iterator is not an integer.
     LoadIteratorNotNumeric,
+    /// WINDOW without a whole number of seconds in range.
+    WindowRange,
+    /// GENERATIONS without an integer in range.
+    GenerationsRange,
+    /// GENERATIONS for a filter that has no window.
+    GenerationsWithoutWindow,
+}
+
+/// Longest WINDOW in seconds (ten 365-day years, the core's limit).
+pub const MAX_WINDOW_SECONDS: i64 = (crate::windowed::MAX_WINDOW_MS / 1000) as i64;
+
+/// `WINDOW seconds [GENERATIONS g]`: a filter that forgets what is older than the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowSpec {
+    pub seconds: u64,
+    pub generations: u32,
+}
+
+impl WindowSpec {
+    /// A window of `seconds` with `generations`, if both are in range.
+    pub fn new(seconds: i64, generations: i64) -> Result<Self, ArgError> {
+        if !(1..=MAX_WINDOW_SECONDS).contains(&seconds) {
+            return Err(ArgError::WindowRange);
+        }
+        let generations = u32::try_from(generations)
+            .ok()
+            .filter(|g| {
+                (crate::windowed::MIN_GENERATIONS..=crate::windowed::MAX_GENERATIONS).contains(g)
+            })
+            .ok_or(ArgError::GenerationsRange)?;
+        Ok(WindowSpec {
+            seconds: seconds.unsigned_abs(),
+            generations,
+        })
+    }
 }
 
 /// How a Bloom filter is created: by BF.RESERVE, or implicitly by BF.ADD / BF.MADD / BF.INSERT.
@@ -52,6 +87,8 @@ pub struct BloomOptions {
     pub error: f64,
     pub growth: u32,
     pub scaling: bool,
+    /// A windowed filter's window (`None` for RedisBloom's filters).
+    pub window: Option<WindowSpec>,
 }
 
 /// BF.INSERT: how to create a missing key (`None` for NOCREATE) and where the items start.
@@ -72,8 +109,12 @@ pub enum BfInfoField {
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+/// [WINDOW seconds [GENERATIONS g]]
 pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
-    if !(4..=7).contains(&args.len()) {
+    let window_at = (4..args.len()).find(|i| args.is(*i, "WINDOW"));
+    // RedisBloom's arity, widened by the two window options only when WINDOW is there.
+    let most = if window_at.is_some() { 11 } else { 7 };
+    if !(4..=most).contains(&args.len()) {
         return Err(ArgError::Arity);
     }
     let error = args.double(2).ok_or(ArgError::BadErrorRate)?;
@@ -87,12 +128,34 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     // Deviation D3: keywords are looked for among the optional arguments only.
     let scaling = !(4..args.len()).any(|i| args.is(i, "NONSCALING"));
     let growth = reserve_growth(args, scaling)?;
+    let window = reserve_window(args, window_at)?;
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
         growth,
         scaling,
+        window,
     })
+}
+
+/// `WINDOW seconds [GENERATIONS g]` among the optional arguments of BF.RESERVE.
+fn reserve_window(
+    args: &impl Argv,
+    window_at: Option<usize>,
+) -> Result<Option<WindowSpec>, ArgError> {
+    let generations_at = (4..args.len()).find(|i| args.is(*i, "GENERATIONS"));
+    let Some(at) = window_at else {
+        return match generations_at {
+            Some(_) => Err(ArgError::GenerationsWithoutWindow),
+            None => Ok(None),
+        };
+    };
+    let seconds = args.int(at + 1).ok_or(ArgError::WindowRange)?;
+    let generations = match generations_at {
+        Some(g) => args.int(g + 1).ok_or(ArgError::GenerationsRange)?,
+        None => i64::from(crate::windowed::DEFAULT_GENERATIONS),
+    };
+    WindowSpec::new(seconds, generations).map(Some)
 }
 
 /// The value after the first EXPANSION among the optional arguments of BF.RESERVE.
@@ -121,6 +184,8 @@ struct InsertOptions {
     expansion: i64,
     scaling: bool,
     create: bool,
+    window: Option<i64>,
+    generations: Option<i64>,
 }
 
 /// Where BF.INSERT goes after one option word.
@@ -129,7 +194,8 @@ enum Step {
     Items(usize),
 }
 
-/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING]
+/// [WINDOW seconds] [GENERATIONS g] ITEMS item [item ...]
 ///
 /// `defaults` are the options of a filter created without them (the module's settings).
 pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfInsert, ArgError> {
@@ -142,6 +208,8 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         expansion: i64::from(defaults.growth),
         scaling: defaults.scaling,
         create: true,
+        window: None,
+        generations: None,
     };
     let mut i = 2;
     let items_at = loop {
@@ -156,12 +224,14 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if items_at >= args.len() {
         return Err(ArgError::Arity);
     }
+    let window = insert_window(&options, defaults.window)?;
     let InsertOptions {
         capacity,
         error,
         expansion,
         scaling,
         create,
+        ..
     } = options;
     if !(error > 0.0 && error < 1.0) || capacity < 1 || expansion < 1 {
         return Err(ArgError::InsertOutOfRange);
@@ -172,13 +242,35 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         // As in BF.RESERVE, 32 bits.
         growth: expansion as u32,
         scaling,
+        window,
     });
     Ok(BfInsert { create, items_at })
 }
 
+/// BF.INSERT's window: its own WINDOW and GENERATIONS over the module's default window.
+fn insert_window(
+    options: &InsertOptions,
+    default: Option<WindowSpec>,
+) -> Result<Option<WindowSpec>, ArgError> {
+    let seconds = options
+        .window
+        .or(default.map(|w| i64::try_from(w.seconds).unwrap_or(i64::MAX)));
+    let Some(seconds) = seconds else {
+        return match options.generations {
+            Some(_) => Err(ArgError::GenerationsWithoutWindow),
+            None => Ok(None),
+        };
+    };
+    let generations = options.generations.unwrap_or_else(|| {
+        i64::from(default.map_or(crate::windowed::DEFAULT_GENERATIONS, |w| w.generations))
+    });
+    WindowSpec::new(seconds, generations).map(Some)
+}
+
 /// Reads the option word at `i`. RedisBloom looks only at its leading letters: `i` is ITEMS,
 /// `er` ERROR, any other `e` EXPANSION, `c` CAPACITY, `n` with `c` third NOCREATE, any other
-/// `n` NONSCALING. A repeated option overrides the earlier one.
+/// `n` NONSCALING. A repeated option overrides the earlier one. The window options are
+/// whole words (WINDOW, GENERATIONS), so no word RedisBloom refused changes meaning.
 fn insert_option(
     args: &impl Argv,
     i: usize,
@@ -187,6 +279,19 @@ fn insert_option(
     let word = args.bytes(i);
     let letter = |n: usize| word.get(n).map(u8::to_ascii_lowercase);
     let has_value = i + 1 < args.len();
+    let is = |name: &str| word.eq_ignore_ascii_case(name.as_bytes());
+    if is("WINDOW") || is("GENERATIONS") {
+        if !has_value {
+            return Err(ArgError::Arity);
+        }
+        let (value, refusal) = if is("WINDOW") {
+            (&mut options.window, ArgError::WindowRange)
+        } else {
+            (&mut options.generations, ArgError::GenerationsRange)
+        };
+        *value = Some(args.int(i + 1).ok_or(refusal)?);
+        return Ok(Step::Next(i + 2));
+    }
     match letter(0) {
         Some(b'i') => return Ok(Step::Items(i + 1)),
         Some(b'e' | b'c') if !has_value => return Err(ArgError::Arity),

@@ -18,6 +18,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     error: 0.01,
     growth: DEFAULT_GROWTH,
     scaling: true,
+    window: None,
 };
 
 fn insert(words: &[&str]) -> Result<BfInsert, ArgError> {
@@ -34,6 +35,7 @@ fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOption
         error,
         growth,
         scaling,
+        window: None,
     }
 }
 
@@ -395,4 +397,143 @@ fn scandump_and_loadchunk_iterators() {
         Err(LoadIteratorNotNumeric)
     );
     assert_eq!(load(&["BF.LOADCHUNK", "k", "1"]), Err(Arity));
+}
+
+fn window(seconds: u64, generations: u32) -> Option<WindowSpec> {
+    Some(WindowSpec {
+        seconds,
+        generations,
+    })
+}
+
+#[test]
+fn reserve_window_options() {
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    let windowed = |w| {
+        Ok(BloomOptions {
+            window: w,
+            ..options(100, 0.01, 2, true)
+        })
+    };
+    assert_eq!(r(&["WINDOW", "60"]), windowed(window(60, 4)));
+    assert_eq!(
+        r(&["window", "86400", "generations", "8"]),
+        windowed(window(86400, 8))
+    );
+    assert_eq!(
+        r(&[
+            "GENERATIONS",
+            "2",
+            "WINDOW",
+            "10",
+            "EXPANSION",
+            "4",
+            "NONSCALING"
+        ]),
+        Err(NonScalingExpansion)
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4", "WINDOW", "10", "GENERATIONS", "3"]),
+        Ok(BloomOptions {
+            window: window(10, 3),
+            ..options(100, 0.01, 4, true)
+        })
+    );
+    assert_eq!(
+        r(&["NONSCALING", "WINDOW", "10"]),
+        Ok(BloomOptions {
+            window: window(10, 4),
+            ..options(100, 0.01, 2, false)
+        })
+    );
+    for bad in [
+        &["WINDOW"][..],
+        &["WINDOW", "0"],
+        &["WINDOW", "x"],
+        &["WINDOW", "315360001"],
+    ] {
+        assert_eq!(r(bad), Err(WindowRange), "{bad:?}");
+    }
+    for bad in ["1", "33", "-4", "four"] {
+        assert_eq!(
+            r(&["WINDOW", "10", "GENERATIONS", bad]),
+            Err(GenerationsRange)
+        );
+    }
+    assert_eq!(r(&["GENERATIONS", "4"]), Err(GenerationsWithoutWindow));
+    // Without WINDOW, RedisBloom's arity stands; with it, four more words are allowed.
+    assert_eq!(r(&["a", "b", "c", "d"]), Err(Arity));
+    assert_eq!(
+        r(&["WINDOW", "10", "GENERATIONS", "4", "EXPANSION", "4", "x"]),
+        Ok(BloomOptions {
+            window: window(10, 4),
+            ..options(100, 0.01, 4, true)
+        })
+    );
+    assert_eq!(
+        r(&[
+            "WINDOW",
+            "10",
+            "GENERATIONS",
+            "4",
+            "EXPANSION",
+            "4",
+            "x",
+            "y"
+        ]),
+        Err(Arity)
+    );
+}
+
+#[test]
+fn insert_window_options() {
+    let w = |words: &[&str]| created(&[&["BF.INSERT", "k"], words, &["ITEMS", "a"]].concat());
+    assert_eq!(w(&[]).window, None);
+    assert_eq!(w(&["WINDOW", "60"]).window, window(60, 4));
+    assert_eq!(
+        w(&["generations", "16", "CAPACITY", "5", "window", "60"]),
+        BloomOptions {
+            window: window(60, 16),
+            ..options(5, 0.01, 2, true)
+        }
+    );
+    let i = |words: &[&str]| insert(&[&["BF.INSERT", "k"], words, &["ITEMS", "a"]].concat());
+    assert_eq!(i(&["WINDOW", "0"]).map(|_| ()), Err(WindowRange));
+    assert_eq!(
+        i(&["GENERATIONS", "4"]).map(|_| ()),
+        Err(GenerationsWithoutWindow)
+    );
+    assert_eq!(
+        i(&["WINDOW", "9", "GENERATIONS", "40"]).map(|_| ()),
+        Err(GenerationsRange)
+    );
+    // Only the whole words: other words starting with w or g stay unknown options.
+    assert_eq!(i(&["WIN", "9"]).map(|_| ()), Err(InsertUnknownOption));
+    assert_eq!(i(&["GEN", "9"]).map(|_| ()), Err(InsertUnknownOption));
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "ITEMS", "WINDOW"]).map(|s| s.items_at),
+        Ok(3)
+    );
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "WINDOW"]).map(|_| ()),
+        Err(Arity)
+    );
+    // The module's default window applies to every creation, and GENERATIONS overrides it.
+    let defaults = BloomOptions {
+        window: window(3600, 6),
+        ..DEFAULTS
+    };
+    let with_defaults = |words: &[&str]| {
+        with_args(
+            &[&["BF.INSERT", "k"], words, &["ITEMS", "a"]].concat(),
+            |args| parse_bf_insert(args, defaults),
+        )
+        .unwrap()
+        .create
+        .unwrap()
+        .window
+    };
+    assert_eq!(with_defaults(&[]), window(3600, 6));
+    assert_eq!(with_defaults(&["GENERATIONS", "2"]), window(3600, 2));
+    assert_eq!(with_defaults(&["WINDOW", "60"]), window(60, 6));
 }

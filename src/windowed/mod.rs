@@ -23,6 +23,7 @@ pub use rdb::ENCODING_VERSION;
 
 use crate::bloom::{AddError, Chain, CreateError, ItemHash, OPT_FORCE64, OPT_NOROUND};
 use crate::bloom::{ERROR_TIGHTENING, OPT_NO_SCALING};
+use crate::budget::Budget;
 use crate::rdb::LoadError;
 use std::collections::VecDeque;
 
@@ -116,22 +117,22 @@ pub struct Windowed {
 }
 
 impl Windowed {
-    /// A new filter with its first generation open at `now_ms` (BF.RESERVE, auto-creation).
-    pub fn new(params: WindowParams, now_ms: u64, max_bytes: u64) -> Result<Self, CreateError> {
+    /// A new, empty filter (BF.RESERVE, auto-creation) whose clock is not set yet: the first
+    /// write sets it. Nothing here depends on the time, so a replica or an AOF replay builds
+    /// the same value; the size of a generation is checked now all the same.
+    pub fn new(params: WindowParams, max_bytes: u64) -> Result<Self, CreateError> {
         params.check().map_err(|_| CreateError::Invalid)?;
-        let slot = slot_at(&params, now_ms);
         let budget = max_bytes.saturating_sub(WINDOW_OVERHEAD + GENERATION_OVERHEAD);
-        let chain = Chain::new(
+        <Chain>::first_link(
             params.generation_capacity(),
             params.generation_error(),
-            params.growth,
             params.scaling,
             budget,
         )?;
         Ok(Self {
             params,
-            slot,
-            ring: VecDeque::from([Generation { slot, chain }]),
+            slot: 0,
+            ring: VecDeque::new(),
         })
     }
 
@@ -181,26 +182,26 @@ impl Windowed {
     /// Adds an item at `now_ms` (after retiring what has left the window): `Ok(true)` if no
     /// live generation held it. An item held only by an older generation is added to the
     /// newest too, so it is remembered for a whole window from now.
-    pub fn add(&mut self, now_ms: u64, item: &[u8], max_bytes: u64) -> Result<bool, AddError> {
+    pub fn add(&mut self, now_ms: u64, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
         self.retire(now_ms);
         let hash = Self::hash(item);
         let seen = self.ring.iter().rev().any(|g| g.chain.contains_hash(hash));
-        self.open_generation(max_bytes)?;
+        self.open_generation(&budget)?;
         let others = self.reported_bytes_without_newest();
         let newest = self.ring.back_mut().ok_or(AddError::CannotGrow)?;
-        let added = newest
-            .chain
-            .add_hash(hash, max_bytes.saturating_sub(others))?;
+        let added = newest.chain.add_hash(hash, Share { budget, others })?;
         Ok(added && !seen)
     }
 
     /// Makes sure the newest generation is the current slot's, building it if needed.
-    fn open_generation(&mut self, max_bytes: u64) -> Result<(), AddError> {
+    fn open_generation(&mut self, budget: &impl Budget) -> Result<(), AddError> {
         if self.ring.back().is_some_and(|g| g.slot == self.slot) {
             return Ok(());
         }
-        let budget = max_bytes
-            .saturating_sub(self.reported_bytes())
+        let held = self.reported_bytes();
+        let room = budget
+            .limit(held)
+            .saturating_sub(held)
             .saturating_sub(GENERATION_OVERHEAD);
         let p = &self.params;
         let chain = Chain::new(
@@ -208,7 +209,7 @@ impl Windowed {
             p.generation_error(),
             p.growth,
             p.scaling,
-            budget,
+            room,
         )
         .map_err(|_| AddError::CannotGrow)?;
         self.ring.push_back(Generation {
@@ -257,9 +258,16 @@ impl Windowed {
     /// The first millisecond at which every held generation is retired: where a write arms
     /// the key's expiry. No later than a window after the current slot began.
     pub fn expires_at_ms(&self) -> u64 {
+        self.expiry_after(0)
+    }
+
+    /// Where a write at `now_ms` arms the key's expiry: [`Windowed::expires_at_ms`] once the
+    /// clock reads `now_ms`.
+    pub fn expiry_after(&self, now_ms: u64) -> u64 {
+        let slot = self.slot_at(now_ms);
         slot_start(
             &self.params,
-            self.slot.saturating_add(u64::from(self.params.generations)),
+            slot.saturating_add(u64::from(self.params.generations)),
         )
     }
 
@@ -299,6 +307,20 @@ impl Windowed {
             return Err(LoadError::TooLarge);
         }
         Ok(())
+    }
+}
+
+/// The newest generation's part of the filter's budget: what the filter may reach, less what
+/// the other generations hold.
+struct Share<B> {
+    budget: B,
+    others: u64,
+}
+
+impl<B: Budget> Budget for Share<B> {
+    fn limit(&self, current: u64) -> u64 {
+        let whole = self.budget.limit(current.saturating_add(self.others));
+        whole.saturating_sub(self.others)
     }
 }
 

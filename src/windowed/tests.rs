@@ -35,8 +35,11 @@ fn params(window_ms: u64, generations: u32, capacity: u64, error: f64) -> Window
     }
 }
 
+/// A new filter whose clock reads `now`.
 fn filter(p: WindowParams, now: u64) -> Windowed {
-    Windowed::new(p, now, NO_LIMIT).unwrap()
+    let mut f = Windowed::new(p, NO_LIMIT).unwrap();
+    f.retire(now);
+    f
 }
 
 /// Whether `now` is still inside the span an item added at `t` must be remembered for:
@@ -156,6 +159,20 @@ fn re_adding_refreshes_an_item() {
 }
 
 #[test]
+fn created_without_a_clock() {
+    // Creation does not depend on the time: the first write sets the clock.
+    let p = params(60_000, 4, 1_000, 0.01);
+    let mut f = Windowed::new(p, NO_LIMIT).unwrap();
+    assert_eq!((f.slot, f.ring.len()), (0, 0));
+    assert_eq!(f.capacity(T0), 1_000);
+    assert_eq!(f.card(T0), 0);
+    assert_eq!(f.expiry_after(T0), T0 - T0 % 15_000 + 60_000);
+    f.add(T0, b"a", NO_LIMIT).unwrap();
+    assert_eq!(f.slot, T0 / 15_000);
+    assert_eq!(f.expires_at_ms(), f.expiry_after(T0));
+}
+
+#[test]
 fn clock_never_goes_back() {
     let p = params(4_000, 4, 100, 0.01);
     let mut f = filter(p, 100_000);
@@ -230,8 +247,8 @@ fn non_scaling_generations_fill_up() {
     let mut p = params(4_000, 4, 8, 0.01);
     p.scaling = false;
     let mut f = filter(p, 0);
-    assert_eq!(f.ring[0].chain.links[0].entries, 2);
     assert_eq!(f.add(0, b"a", NO_LIMIT), Ok(true));
+    assert_eq!(f.ring[0].chain.links[0].entries, 2);
     assert_eq!(f.add(0, b"b", NO_LIMIT), Ok(true));
     assert_eq!(f.add(0, b"c", NO_LIMIT), Err(AddError::Full));
     // The next slot opens a fresh generation.
@@ -267,23 +284,32 @@ fn parameters_out_of_range_are_refused() {
     ];
     for p in cases {
         assert_eq!(
-            Windowed::new(p, T0, NO_LIMIT),
+            Windowed::new(p, NO_LIMIT),
             Err(CreateError::Invalid),
             "{p:?}"
         );
     }
     assert_eq!(
-        Windowed::new(params(10_000, 4, 1_000_000, 0.01), T0, 100_000),
+        Windowed::new(params(10_000, 4, 1_000_000, 0.01), 100_000),
         Err(CreateError::TooLarge)
     );
+    // The limit is checked at creation for the first generation, not allocated yet.
+    let f = Windowed::new(params(10_000, 4, 1_000_000, 0.01), 700_000).unwrap();
+    assert!(f.ring.is_empty());
+    let mut opened = f.clone();
+    opened.add(T0, b"x", 700_000).unwrap();
+    assert!(opened.reported_bytes() <= 700_000);
 }
 
 #[test]
 fn the_byte_cap_covers_every_generation() {
     let p = params(4_000, 4, 4_000, 0.01);
-    let one = filter(p, 0).reported_bytes();
+    let mut first = filter(p, 0);
+    assert_eq!(first.reported_bytes(), WINDOW_OVERHEAD);
+    first.add(0, b"a", NO_LIMIT).unwrap();
+    let one = first.reported_bytes();
     let cap = one * 2 + 100;
-    let mut f = Windowed::new(p, 0, cap).unwrap();
+    let mut f = Windowed::new(p, cap).unwrap();
     f.add(0, b"a", cap).unwrap();
     f.add(1_000, b"b", cap).unwrap();
     assert_eq!(f.add(2_000, b"c", cap), Err(AddError::CannotGrow));

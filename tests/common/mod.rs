@@ -379,6 +379,11 @@ impl Server {
         Server::launch_in(fresh_dir(), module, &[], &[])
     }
 
+    /// Another build of the module, with extra `--name value` settings.
+    pub fn with_module_and_config(module: PathBuf, config: &[&str]) -> Server {
+        Server::launch_in(fresh_dir(), module, &[], config)
+    }
+
     fn launch_in(dir: PathBuf, module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
         let mut server = Server {
             child: None,
@@ -1022,6 +1027,56 @@ pub fn wait_lazyfree(client: &mut Client) {
         }
         assert!(Instant::now() < deadline, "lazy free did not finish");
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The `fault-injection` build that `make test` makes (`target/fault-injection/release/
+/// libbloomrs.so`, or `BLOOMRS_FAULT_MODULE`).
+pub fn fault_module() -> PathBuf {
+    let path = std::env::var_os("BLOOMRS_FAULT_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/fault-injection/release/libbloomrs.so")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --release --features fault-injection --target-dir target/fault-injection` (make test does)",
+        path.display()
+    );
+    path
+}
+
+/// Waits until a replica's link to its primary is up.
+pub fn wait_replica_linked(replica: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !replica
+        .call(&["INFO", "replication"])
+        .text()
+        .contains("master_link_status:up")
+    {
+        assert!(Instant::now() < deadline, "replica did not connect");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the replica has applied everything the primary propagated.
+pub fn wait_replica_synced(primary: &mut Client, replica: &mut Client) {
+    assert_eq!(primary.call(&["WAIT", "1", "10000"]), Int(1));
+    let offset = |c: &mut Client, field: &str| -> Option<i64> {
+        let info = c.call(&["INFO", "replication"]).text();
+        info.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let target = offset(primary, "master_repl_offset:");
+        if target.is_some() && offset(replica, "slave_repl_offset:") == target {
+            return;
+        }
+        assert!(Instant::now() < deadline, "replica did not catch up");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
