@@ -193,8 +193,9 @@ impl Ctx {
 
     /// Propagates `command key args...` (all binary-safe buffers) to the AOF and replicas.
     pub fn replicate(&self, command: &CStr, key: RawString, args: &[&[u8]]) {
-        // SAFETY: builds Redis strings owned by this context (freed with it) and passes them
-        // with the `v` format, which takes an array of `RedisModuleString*` and its length.
+        // SAFETY: builds Redis strings and passes them with the `v` format, which takes an
+        // array of `RedisModuleString*` and its length and keeps its own reference to each;
+        // without automatic memory the strings are ours to free afterwards.
         unsafe {
             let mut argv: Vec<RawString> = Vec::with_capacity(args.len() + 1);
             argv.push(key);
@@ -212,6 +213,9 @@ impl Ctx {
                 argv.as_ptr(),
                 argv.len(),
             );
+            for created in argv.into_iter().skip(1) {
+                api!(RedisModule_FreeString)(self.raw, created);
+            }
         }
     }
 
