@@ -17,6 +17,9 @@ false-positive rate, refreshes per second (time spent in each approach's pipelin
 of sampled users' keys against their items seen, and the tier growth of the heaviest user.
 
 Usage: feed_dedup.py [--users N] [--top N] [--quick] [--item-ids hex|int] [--out FILE]
+
+With --days N it runs the time-stepped simulation of `forgetting.py` instead: growing filters,
+windowed filters and trimmed sorted sets over N simulated days (e.g. --days 90 --window-days 30).
 """
 
 import argparse
@@ -30,7 +33,8 @@ import time
 from tqdm import tqdm
 
 from machine import describe
-from plots import plot_feed_memory, plot_feed_tiers
+import forgetting
+from plots import plot_feed_memory, plot_feed_tiers, plot_forget_memory
 from server import RedisServer
 
 ERROR_RATE = 0.01
@@ -293,7 +297,30 @@ def parse_args():
     parser.add_argument("--quick", action="store_true", help="10,000 users, --top 1000")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--out", default=None, help="default docs/bench/feed_dedup[-int].json")
+    time_stepped = parser.add_argument_group("time-stepped mode (forgetting.py)")
+    time_stepped.add_argument("--days", type=int, default=0, help="simulated days (0: off)")
+    time_stepped.add_argument("--window-days", type=int, default=30)
+    time_stepped.add_argument("--generations", type=int, default=4)
+    time_stepped.add_argument("--top-daily", type=int, default=20,
+                              help="refreshes a day of the most active user")
+    time_stepped.add_argument("--window-capacity", type=int, default=None,
+                              help="windowed filters' items per window (default: 1.5 times "
+                                   "what a user with one refresh a day is offered)")
+    time_stepped.add_argument("--window-expansion", type=int, default=2,
+                              help="expansion of a windowed filter's generations")
+    time_stepped.add_argument("--bloomrs-fault", default=os.path.join(
+        "target", "fault-injection", "release", "libbloomrs.so"),
+        help="the fault-injection build, whose clock the simulation moves")
     args = parser.parse_args()
+    if args.days:
+        args.users = args.users if args.users != 100_000 else 2000
+        if args.quick:
+            args.users, args.days, args.window_days = 500, 30, 10
+        if args.window_capacity is None:
+            # A user with one refresh a day, plus half again for forgotten items shown again.
+            args.window_capacity = args.fresh * args.window_days * 3 // 2
+        args.out = args.out or "docs/bench/feed_forget.json"
+        return args
     if args.quick:
         args.users, args.top = 10_000, 1000
     if args.out is None:
@@ -302,8 +329,24 @@ def parse_args():
     return args
 
 
+def main_time_stepped(args):
+    if not os.path.isfile(args.bloomrs_fault):
+        sys.exit(f"no fault-injection build at {args.bloomrs_fault} (make test builds it)")
+    machine = describe()
+    result = forgetting.run(args)
+    settings = vars(args) | {"bloomrs_fault": os.path.basename(args.bloomrs_fault)}
+    result = {"machine": machine, "settings": settings} | result
+    forgetting.print_summary(result, args)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as out:
+        json.dump(result, out, indent=1)
+    print(f"wrote {args.out} and {plot_forget_memory(args.out)}")
+
+
 def main():
     args = parse_args()
+    if args.days:
+        return main_time_stepped(args)
     if not os.path.isfile(args.bloomrs):
         sys.exit(f"no module at {args.bloomrs}")
     machine = describe()

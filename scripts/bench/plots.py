@@ -155,13 +155,49 @@ def plot_feed_tiers(json_path):
     return path
 
 
+def plot_forget_memory(json_path):
+    """Memory per user by simulated day: growing filters, windowed filters, sorted sets."""
+    data = _load(json_path)
+    settings = data["settings"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    styles = (("growing", COLORS[0], "--"), ("windowed", COLORS[0], "-"),
+              ("zset", COLORS[1], "-"))
+    for name, color, line in styles:
+        entry = data["approaches"][name]
+        days = range(1, len(entry["memory_per_user_by_day"]) + 1)
+        left.plot(days, entry["memory_per_user_by_day"], color=color, linestyle=line, label=name)
+        right.plot(days, entry["heavy_user_bytes_by_day"], color=color, linestyle=line,
+                   label=name)
+    for axis in (left, right):
+        axis.axvline(settings["window_days"], color=YARDSTICK_COLOR, linestyle=":",
+                     linewidth=1, label="end of the first window")
+        axis.set_yscale("log")
+        axis.set_xlabel("simulated day")
+        axis.grid(True, which="major", alpha=0.3)
+        axis.legend(fontsize=8, loc="upper left")
+    left.set_ylabel("used_memory per user (bytes)")
+    left.set_title(f"All {settings['users']:,} users")
+    right.set_ylabel("MEMORY USAGE of the key (bytes)")
+    right.set_title("The heaviest user")
+    figure.suptitle(f"Remembering a {settings['window_days']}-day window "
+                    f"(windowed: {settings['generations']} generations, 0.01)")
+    figure.text(0.01, 0.01, _caption(data["machine"]), fontsize=7, color="#555555")
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path = _png(json_path, "-memory")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
     drawn = []
     if os.path.exists(os.path.join(folder, "commandstats.json")):
         drawn.append(plot_commandstats(os.path.join(folder, "commandstats.json")))
     for name in sorted(os.listdir(folder)):
-        if name.startswith("feed") and name.endswith(".json"):
+        if name.startswith("feed_forget") and name.endswith(".json"):
+            drawn.append(plot_forget_memory(os.path.join(folder, name)))
+        elif name.startswith("feed") and name.endswith(".json"):
             path = os.path.join(folder, name)
             drawn += [plot_feed_memory(path), plot_feed_tiers(path)]
     print("\n".join(drawn))

@@ -2,7 +2,9 @@
 # `make bench`: installs what is missing, builds the release module, then runs the two
 # benchmarks and writes their JSON and PNG files into docs/bench/:
 #   commandstats.py  server time per call of BF.*/CF.* next to GETBIT and SISMEMBER
-#   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs
+#   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs, and its
+#                    time-stepped mode (--days 90 --window-days 30): growing filters, windowed
+#                    filters and trimmed sorted sets over simulated days
 # and prints the tables of the README from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -13,9 +15,10 @@ cd "$(dirname "$0")/../.."
 
 stats_args=()
 feed_args=()
+forget_args=(--days 90 --window-days 30)
 while [ $# -gt 0 ]; do
     case "$1" in
-        --quick) stats_args+=(--quick); feed_args+=(--quick) ;;
+        --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
@@ -26,11 +29,16 @@ done
 scripts/bench/setup.sh
 "${CARGO:-cargo}" build --release
 module="${CARGO_TARGET_DIR:-target}/release/libbloomrs.so"
+# The time-stepped simulation moves the server's clock: only the fault-injection build can.
+"${CARGO:-cargo}" build --release --features fault-injection --target-dir target/fault-injection
+fault_module=target/fault-injection/release/libbloomrs.so
 python=.venv/bin/python
 
 echo "== server time per call (scripts/bench/commandstats.py)"
 "$python" scripts/bench/commandstats.py --bloomrs "$module" "${stats_args[@]}"
 echo "== feed de-duplication (scripts/bench/feed_dedup.py)"
 "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}"
+echo "== forgetting over simulated days (scripts/bench/feed_dedup.py ${forget_args[*]})"
+"$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}"
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py

@@ -103,6 +103,24 @@ def equal_items_table(data):
     return "\n".join(lines)
 
 
+def forget_table(data):
+    """used_memory per user on chosen simulated days, then false positives and repeats."""
+    settings, approaches = data["settings"], data["approaches"]
+    window, days = settings["window_days"], settings["days"]
+    marks = sorted({1, window // 2, window, window + window // 2, 2 * window, days} - {0})
+    marks = [d for d in marks if d <= days]
+    lines = ["| used_memory per user (bytes) | " + " | ".join(f"day {d}" for d in marks)
+             + " | false positives | shown again within memory |",
+             "|---|" + "---:|" * (len(marks) + 2)]
+    for name, entry in approaches.items():
+        memory = entry["memory_per_user_by_day"]
+        cells = [f"{memory[d - 1]:,.0f}" for d in marks]
+        cells += [f"{entry['false_positives']:,} / {entry['unseen_items_checked']:,} "
+                  f"({100 * entry['false_positive_rate']:.3f}%)", f"{entry['shown_within_memory']}"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
     stats = os.path.join(folder, "commandstats.json")
@@ -115,7 +133,13 @@ def main():
         if comparison:
             print(comparison, "\n")
     for name in sorted(os.listdir(folder)):
-        if name.startswith("feed") and name.endswith(".json"):
+        if name.startswith("feed_forget") and name.endswith(".json"):
+            data = _load(os.path.join(folder, name))
+            print(f"{name} — {data['settings']['users']:,} users, {data['settings']['days']} days, "
+                  f"window {data['settings']['window_days']} days, windowed / zset after the "
+                  f"first window {data['windowed_over_zset']:.3f}\n")
+            print(forget_table(data), "\n")
+        elif name.startswith("feed") and name.endswith(".json"):
             data = _load(os.path.join(folder, name))
             print(f"{name} — {data['settings']['users']:,} users, {data['refreshes']:,} refreshes, "
                   f"{data['settings']['item_ids']} item ids, memory bloomrs / set "
