@@ -1008,16 +1008,6 @@ fn module_argument_cf_max_expansions() {
 }
 
 /// Reads subscription messages until `count` keyspace events have arrived.
-fn events(client: &mut Client, count: usize) -> Vec<String> {
-    (0..count)
-        .map(|_| {
-            let message = client.read().array();
-            assert_eq!(message[0], bulk("pmessage"));
-            format!("{} {}", message[2].text(), message[3].text())
-        })
-        .collect()
-}
-
 #[test]
 fn keyspace_events_only_when_the_value_changed() {
     let server = Server::start();

@@ -524,3 +524,44 @@ fn propagating_effects_leaks_nothing() {
     let grown = used(&mut c) - before;
     assert!(grown < 100_000, "used_memory grew by {grown} bytes");
 }
+
+#[test]
+fn debug_lines_and_keyspace_events() {
+    let (s, mut c, t) = server_at_noon();
+    let events_on = call!(c, "CONFIG", "SET", "notify-keyspace-events", "Kg");
+    assert_eq!(events_on, ok());
+    let mut sub = s.client();
+    sub.send(&["PSUBSCRIBE", "__keyspace@0__:k"]);
+    assert_eq!(sub.read().array()[0], bulk("psubscribe"));
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "0.01", "100", "WINDOW", WINDOW_S),
+        ok()
+    );
+    assert_eq!(call!(c, "BF.MADD", "k", "a", "b"), ints(&[1, 1]));
+    // One generation of 25 items at 0.01 / 4, its first link at half that.
+    assert_eq!(
+        call!(c, "BF.DEBUG", "k"),
+        Array(vec![
+            bulk("size:2"),
+            bulk("bytes:48 bits:384 hashes:10 hashwidth:64 capacity:25 size:2 ratio:0.00125")
+        ])
+    );
+    assert_eq!(call!(c, "BF.EXISTS", "k", "a"), Int(1));
+    let later = t + 5 * DAY;
+    travel_to(&mut c, later);
+    assert_eq!(call!(c, "BF.DEBUG", "k"), Array(vec![bulk("size:0")]));
+    assert_eq!(call!(c, "BF.RETIRE", "k", later), Int(1));
+    assert_eq!(call!(c, "BF.RETIRE", "k", later), Int(0));
+    assert_eq!(call!(c, "BF.ADD", "k", "c"), Int(1));
+    let mut got: Vec<String> = Vec::new();
+    while got.len() < 4 {
+        got.extend(
+            events(&mut sub, 1)
+                .into_iter()
+                .filter(|e| e.contains(" bf.")),
+        );
+    }
+    let expected = ["bf.reserve", "bf.madd", "bf.retire", "bf.add"]
+        .map(|event| format!("__keyspace@0__:k {event}"));
+    assert_eq!(got, expected);
+}

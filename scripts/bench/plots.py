@@ -79,6 +79,16 @@ def plot_commandstats(json_path):
     return path
 
 
+def _save_with_caption(figure, data, json_path, suffix):
+    """Writes the figure, captioned with the machine, next to its JSON; returns the PNG path."""
+    figure.text(0.01, 0.01, _caption(data["machine"]), fontsize=7, color="#555555")
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path = _png(json_path, suffix)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def _memory_axis(axis, samples, heavy):
     for name, color, marker in (("set", COLORS[1], "o"), ("bloomrs", COLORS[0], "s")):
         points = samples[name]
@@ -106,12 +116,7 @@ def plot_feed_memory(json_path):
     settings = data["settings"]
     axis.set_title(f"Feed de-duplication, {settings['users']:,} users: memory per user\n"
                    f"({settings['item_ids']} item ids; bloomrs: 0.01, 1000, EXPANSION 10)")
-    figure.text(0.01, 0.01, _caption(data["machine"]), fontsize=7, color="#555555")
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    path = _png(json_path, "-memory")
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return _save_with_caption(figure, data, json_path, "-memory")
 
 
 def _plateaus(trace):
@@ -181,12 +186,7 @@ def plot_forget_memory(json_path):
     right.set_title("The heaviest user")
     figure.suptitle(f"Remembering a {settings['window_days']}-day window "
                     f"(windowed: {settings['generations']} generations, 0.01)")
-    figure.text(0.01, 0.01, _caption(data["machine"]), fontsize=7, color="#555555")
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    path = _png(json_path, "-memory")
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return _save_with_caption(figure, data, json_path, "-memory")
 
 
 def main():

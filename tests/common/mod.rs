@@ -1099,3 +1099,15 @@ pub fn command_acl_categories(client: &mut Client, command: &str) -> Vec<String>
     categories.sort();
     categories
 }
+
+/// The next `count` keyspace notifications a PSUBSCRIBEd client receives, as
+/// `"<channel> <event>"`.
+pub fn events(client: &mut Client, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|_| {
+            let message = client.read().array();
+            assert_eq!(message[0], bulk("pmessage"));
+            format!("{} {}", message[2].text(), message[3].text())
+        })
+        .collect()
+}
