@@ -436,3 +436,42 @@ fn data_larger_than_maxmemory_loads_at_startup() {
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(digests(&mut c, &keys), expected);
 }
+
+#[test]
+fn windowed_filters_ask_the_same_admission() {
+    let server = server_with_maxmemory("24mb");
+    let mut c = server.client();
+    // One generation of 20,000,000 items (about 35 MB) does not fit: refused at creation,
+    // although a windowed filter allocates its first generation only with its first add.
+    let big = ["BF.RESERVE", "w", "0.01", "80000000", "WINDOW", "3600"];
+    refused(&mut c, &bytes(&big), D1, "w");
+    let implicit = [
+        "BF.INSERT",
+        "w",
+        "CAPACITY",
+        "80000000",
+        "WINDOW",
+        "3600",
+        "ITEMS",
+        "a",
+    ];
+    refused(&mut c, &bytes(&implicit), D1, "w");
+    // A generation of 1,000 fits; scaling it to 20,000,000 does not.
+    let small = call!(
+        c,
+        "BF.RESERVE",
+        "w",
+        "0.01",
+        "4000",
+        "EXPANSION",
+        "20000",
+        "WINDOW",
+        "3600"
+    );
+    assert_eq!(small, ok());
+    let error = add_until_error(&mut c, "BF.ADD", "w");
+    assert_eq!(error, err("ERR problem inserting into filter"));
+    assert!(used_memory(&mut c) <= 24 << 20);
+    assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
+    assert_eq!(call!(c, "BF.ADD", "w", "new"), Int(1));
+}
