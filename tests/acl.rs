@@ -17,6 +17,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("bf.loadchunk", &["@write"]),
     ("bf.madd", &["@write"]),
     ("bf.mexists", &["@read"]),
+    ("bf.promote", &["@write"]),
     ("bf.reserve", &["@fast", "@write"]),
     ("bf.scandump", &["@read"]),
     ("cf.add", &["@write"]),

@@ -366,21 +366,60 @@ fn sources(c: &mut Client) -> Sources {
             c.call(&[command.to_string(), key.to_string(), format!("s{i}")]);
         }
     }
-    let scandumps = vec![
+    let mut scandumps = vec![
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bf")),
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfns")),
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfw")),
         ("CF.LOADCHUNK", scandump(c, "CF.SCANDUMP", "src:cf")),
         ("CF.LOADCHUNK", scandump(c, "CF.SCANDUMP", "src:cf1")),
     ];
-    let dumps = ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"]
+    let (sparse_dump, sparse_chunks) = sparse_source(c);
+    scandumps.push(("BF.LOADCHUNK", sparse_chunks));
+    let mut dumps: Vec<Vec<u8>> = ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"]
         .iter()
         .map(|k| call!(c, "DUMP", *k).bytes())
         .collect();
+    dumps.push(sparse_dump);
     for key in ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"] {
         call!(c, "DEL", key);
     }
     Sources { scandumps, dumps }
+}
+
+/// A sparse Bloom filter's DUMP payload, and its own LOADCHUNK form (what AOF rewrite emits:
+/// a `bloomrsS` header, then the hash pairs) rebuilt from that payload's fields.
+fn sparse_source(c: &mut Client) -> (Vec<u8>, Vec<(i64, Vec<u8>)>) {
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.bf-sparse-max-bytes", "4096"),
+        ok()
+    );
+    assert_eq!(call!(c, "BF.RESERVE", "src:sp", "0.01", "1000"), ok());
+    for i in 0..50 {
+        call!(c, "BF.ADD", "src:sp", format!("s{i}").as_str());
+    }
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.bf-sparse-max-bytes", "0"),
+        ok()
+    );
+    assert_eq!(call!(c, "TYPE", "src:sp"), Simple("bloomrsSP".into()));
+    let dump = call!(c, "DUMP", "src:sp").bytes();
+    call!(c, "DEL", "src:sp");
+    let fields = Payload::parse(&dump).fields;
+    let (
+        [RdbField::Unsigned(capacity), RdbField::Double(error), RdbField::Unsigned(growth), RdbField::Unsigned(options), RdbField::Buffer(hashes)],
+        _,
+    ) = (&fields[..], ())
+    else {
+        panic!("a sparse payload has five fields: {fields:?}");
+    };
+    let mut header = b"bloomrsS".to_vec();
+    header.extend_from_slice(&1u32.to_le_bytes());
+    header.extend_from_slice(&capacity.to_le_bytes());
+    header.extend_from_slice(&error.to_le_bytes());
+    header.extend_from_slice(&(*growth as u32).to_le_bytes());
+    header.extend_from_slice(&(*options as u32).to_le_bytes());
+    let end = 1 + hashes.len() as i64;
+    (dump, vec![(1, header), (end, hashes.clone())])
 }
 
 fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) {
@@ -506,6 +545,13 @@ fn chaos() {
     let (mut oom, mut refused) = (0usize, 0usize);
     let mut slowest = std::time::Duration::ZERO;
     while sent < total {
+        if batches == 2 {
+            // From here on, the filters the chaos creates start sparse.
+            assert_eq!(
+                call!(c, "CONFIG", "SET", "bf.bf-sparse-max-bytes", "4096"),
+                ok()
+            );
+        }
         if batches == 4 {
             assert_eq!(
                 call!(c, "CONFIG", "SET", "sanitize-dump-payload", "yes"),

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 25] = [
+const COMMANDS: [&str; 26] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -16,6 +16,7 @@ const COMMANDS: [&str; 25] = [
     "bf.debug",
     "bf.scandump",
     "bf.loadchunk",
+    "bf.promote",
     "cf.reserve",
     "cf.add",
     "cf.addnx",

@@ -186,17 +186,20 @@ fn state(c: &mut Client) -> Vec<KeyState> {
 }
 
 fn replica_of(primary: &Server) -> Server {
+    replica_with(primary, &[])
+}
+
+fn replica_with(primary: &Server, config: &[&str]) -> Server {
     let port = primary.port.to_string();
-    Server::build(
-        &[],
-        &[
-            "--replicaof",
-            "127.0.0.1",
-            &port,
-            "--propagation-error-behavior",
-            "panic",
-        ],
-    )
+    let mut args = vec![
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--propagation-error-behavior",
+        "panic",
+    ];
+    args.extend_from_slice(config);
+    Server::build(&[], &args)
 }
 
 #[test]
@@ -253,4 +256,57 @@ fn replicas_hold_identical_values() {
         "replication: 7,000 random writes, {} keys compared three times",
         expected.len()
     );
+}
+
+/// Sparse Bloom filters: the primary decides which filters start sparse and where each one
+/// becomes dense, so a replica holds the same values (and the same encodings) whatever its own
+/// `bf-sparse-max-bytes` says.
+#[test]
+fn replicas_follow_the_primarys_sparse_decisions() {
+    for (on_primary, on_replica) in [("600", "0"), ("0", "600"), ("300", "5000")] {
+        let primary = Server::build(&[], &["--bf.bf-sparse-max-bytes", on_primary]);
+        // Full non-scaling filters answer errors here, on the primary and the replica alike
+        // (this workload's seed meets some); the comparison below catches any divergence.
+        let config = [
+            "--bf.bf-sparse-max-bytes",
+            on_replica,
+            "--propagation-error-behavior",
+            "ignore",
+        ];
+        let replica = replica_with(&primary, &config);
+        let mut p = primary.client();
+        let mut r = replica.client();
+        wait_replica_linked(&mut r);
+        let mut rng = Rng(0x5ba5_5e11);
+        let mut sparse_seen = 0;
+        for i in 0..2500 {
+            operation(&mut rng, &mut p);
+            if i % 100 == 0 {
+                sparse_seen += call!(p, "SCAN", "0", "TYPE", "bloomrsSP", "COUNT", "1000").array()
+                    [1]
+                .array()
+                .len();
+            }
+        }
+        wait_replica_synced(&mut p, &mut r);
+        let expected = state(&mut p);
+        let types = |c: &mut Client| -> Vec<Reply> {
+            expected
+                .iter()
+                .map(|(key, _, _)| call!(c, "TYPE", key.as_str()))
+                .collect()
+        };
+        assert_eq!(state(&mut r), expected, "{on_primary} / {on_replica}");
+        assert_eq!(types(&mut r), types(&mut p));
+        assert_eq!(
+            sparse_seen > 0,
+            on_primary != "0",
+            "{on_primary}: {sparse_seen}"
+        );
+        println!(
+            "replication with bf-sparse-max-bytes {on_primary} / {on_replica}: {} keys, \
+             {sparse_seen} sparse keys seen along the way",
+            expected.len()
+        );
+    }
 }

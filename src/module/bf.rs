@@ -8,9 +8,12 @@ use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use super::kinds::{self, BloomValue, Write};
+use super::sparse::SPARSE_TYPE;
 use super::stats;
+use super::types::BLOOM_TYPE;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
+use crate::sparse::Sparse;
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
@@ -84,7 +87,8 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
     let mut write = Write::new(ctx);
-    kinds::create(&mut key, &options, &mut write).map_err(create_error)?;
+    let (_, announced) = kinds::create(&mut key, &options, &mut write).map_err(create_error)?;
+    write.verbatim = !announced;
     ctx.reply_ok();
     write.finish(ctx, &mut key, key_name);
     ctx.notify(c"bf.reserve", key_name);
@@ -131,8 +135,11 @@ fn insert_items(
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Empty, None) => return Err(NOT_FOUND.into()),
         (Slot::Empty, Some(o)) => {
-            let filter = kinds::create(&mut key, &o, &mut write).map_err(create_error)?;
-            write.effect(c"BF.RESERVE", reserve_args(&o));
+            let (filter, announced) =
+                kinds::create(&mut key, &o, &mut write).map_err(create_error)?;
+            if !announced {
+                write.effect(c"BF.RESERVE", reserve_args(&o));
+            }
             changed = true;
             filter
         }
@@ -350,9 +357,9 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
             return Ok(());
         }
         match filter.chunk_at(iter) {
-            Some(chunk) => {
-                ctx.reply_int(chunk.next);
-                ctx.reply_bulk(chunk.bytes);
+            Some((next, bytes)) => {
+                ctx.reply_int(next);
+                ctx.reply_bulk(&bytes);
             }
             None => {
                 ctx.reply_int(0);
@@ -361,6 +368,38 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
         }
         Ok(())
     })
+}
+
+/// BF.PROMOTE key: makes a sparse filter dense now (1), or leaves any other Bloom filter as
+/// it is (0). The primary propagates it at the point of every promotion; run on every sparse
+/// key (`SCAN 0 TYPE bloomrsSP`) it makes the next save RedisBloom's format again.
+pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let admission = Admission::command(ctx);
+    let chain = match key.slot::<Sparse>(&SPARSE_TYPE) {
+        Slot::Ours(sparse) => sparse
+            .promote(admission.limit(sparse.bytes()))
+            .map_err(create_error)?,
+        Slot::Empty => return Err(NOT_FOUND.into()),
+        Slot::WrongType => {
+            return match kinds::lookup(&mut key) {
+                Slot::Ours(_) => {
+                    ctx.reply_int(0);
+                    Ok(())
+                }
+                _ => Err(WRONG_TYPE.into()),
+            };
+        }
+    };
+    key.set(&BLOOM_TYPE, chain);
+    ctx.reply_int(1);
+    ctx.replicate_verbatim();
+    ctx.notify(c"bf.promote", key_name);
+    Ok(())
 }
 
 /// BF.LOADCHUNK key iterator data

@@ -69,8 +69,15 @@ pub static MAX_FILTER_BYTES: Numeric = Numeric {
     )
 };
 
+/// Bloom filters that commands create start sparse while they hold at most this many bytes
+/// (issue 16); 0 (the default) creates them dense, as RedisBloom does.
+pub static BF_SPARSE_MAX_BYTES: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(c"bf-sparse-max-bytes", 0, 0, i64::MAX)
+};
+
 /// Every numeric setting, in the order they are registered.
-pub static NUMERIC: [&Numeric; 10] = [
+pub static NUMERIC: [&Numeric; 11] = [
     &BF_INITIAL_SIZE,
     &BF_EXPANSION,
     &BF_WINDOW,
@@ -81,6 +88,7 @@ pub static NUMERIC: [&Numeric; 10] = [
     &CF_EXPANSION,
     &CF_MAX_EXPANSIONS,
     &MAX_FILTER_BYTES,
+    &BF_SPARSE_MAX_BYTES,
 ];
 
 /// The error rate of implicitly created Bloom filters (`bf-error-rate`, a string setting
@@ -116,6 +124,10 @@ pub fn bf_window() -> Option<WindowSpec> {
 
 pub fn bf_initial_size() -> u64 {
     BF_INITIAL_SIZE.get().unsigned_abs()
+}
+
+pub fn bf_sparse_max_bytes() -> u64 {
+    BF_SPARSE_MAX_BYTES.get().unsigned_abs()
 }
 
 pub fn cf_max_expansions() -> u64 {

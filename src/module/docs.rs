@@ -115,6 +115,7 @@ const DOCS: &[Doc] = &[
     Doc { name: c"bf.card", summary: c"Returns the cardinality of a Bloom filter", complexity: c"O(1)", since: c"2.4.4", args: &[KEY] },
     Doc { name: c"bf.debug", summary: c"Returns the parameters of every sub-filter of a Bloom filter", complexity: c"O(n), where n is the number of sub-filters", since: c"1.0.0", args: &[KEY] },
     Doc { name: c"bf.scandump", summary: c"Begins an incremental save of the bloom filter", complexity: c"O(n), where n is the capacity", since: c"1.0.0", args: &[KEY, ITERATOR] },
+    Doc { name: c"bf.promote", summary: c"Turns a sparse Bloom filter into the dense filter RedisBloom reads (bloomrs)", complexity: c"O(n), where n is the capacity", since: c"0.1.0", args: &[KEY] },
     Doc { name: c"bf.loadchunk", summary: c"Restores a filter previously saved using SCANDUMP", complexity: c"O(n), where n is the capacity", since: c"1.0.0", args: &[KEY, ITERATOR, DATA] },
     Doc { name: c"bf.retire", summary: c"Retires the generations of a windowed Bloom filter that have left its window by a time (bloomrs)", complexity: c"O(g), where g is the number of generations", since: c"0.1.0",
         args: &[KEY, arg(c"unix-time-milliseconds", Kind::Integer)] },

@@ -22,6 +22,7 @@
 //! kind that changes encoding, possibly to another module type, puts the new value there and
 //! keeps writing into it). The command applies all of it once with [`Write::finish`].
 
+use std::borrow::Cow;
 use std::ffi::{c_void, CStr};
 
 use redis_module::native_types::RedisType;
@@ -32,7 +33,7 @@ use super::ffi::{guard, Ctx, Key, Member, RawString, Slot};
 use super::ffi_io::{emit_loadchunk, value_ref, Digest};
 use super::stats::Measured;
 use super::types::FilterValue;
-use crate::bloom::{AddError, Chunk, ChunkError, CreateError, HeaderError};
+use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
 use crate::syntax::bf::BloomOptions;
 
@@ -73,8 +74,10 @@ pub(super) trait BloomValue {
     /// The SCANDUMP header (iterator 0); its own kinds start with their [`BloomKind::MAGIC`].
     fn header(&self) -> Vec<u8>;
 
-    /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end.
-    fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>>;
+    /// The SCANDUMP chunk at iterator `iter >= 1` with the iterator that follows it, or None
+    /// past the end. Borrowed from the value, or built for the reply (a sparse filter's dense
+    /// form).
+    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)>;
 
     /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
     fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError>;
@@ -125,7 +128,8 @@ fn store_header<T: BloomKind>(
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim.
-pub(super) static KINDS: [Kind; 2] = [
+pub(super) static KINDS: [Kind; 3] = [
+    kind::<crate::sparse::Sparse>(),
     kind::<crate::windowed::Windowed>(),
     kind::<crate::bloom::Chain>(),
 ];
@@ -146,15 +150,22 @@ pub(super) fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
     key.slot_in(KINDS.iter().map(|kind| &kind.member))
 }
 
-/// Creates the filter `options` describe in an empty, writable key.
+/// Creates the filter `options` describe in an empty, writable key: sparse when a client of
+/// the primary asks and `bf-sparse-max-bytes` is set (the creation is then queued as the
+/// effect that makes a replica build the same sparse value, and `true` returned), else the
+/// plain chain (`false`: the caller propagates it as RedisBloom's command).
 pub(super) fn create<'k>(
     key: &'k mut Key,
     options: &BloomOptions,
     write: &mut Write,
-) -> Result<&'k mut (dyn BloomValue + 'static), CreateError> {
+) -> Result<(&'k mut (dyn BloomValue + 'static), bool), CreateError> {
     if let Some(window) = options.window {
         let filter = super::windowed::create(options, window, write)?;
-        return Ok(key.set(&super::windowed::WINDOWED_TYPE, filter));
+        return Ok((key.set(&super::windowed::WINDOWED_TYPE, filter), false));
+    }
+    if let Some(sparse) = super::sparse::create(options, write)? {
+        write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), sparse.encode_header()]);
+        return Ok((key.set(&super::sparse::SPARSE_TYPE, sparse), true));
     }
     let chain = crate::bloom::Chain::new(
         options.capacity,
@@ -163,7 +174,7 @@ pub(super) fn create<'k>(
         options.scaling,
         write.admission.limit(0),
     )?;
-    Ok(key.set(&super::types::BLOOM_TYPE, chain))
+    Ok((key.set(&super::types::BLOOM_TYPE, chain), false))
 }
 
 /// Creates the filter a LOADCHUNK header describes, of the kind whose magic it carries.
@@ -272,9 +283,9 @@ pub(super) unsafe extern "C" fn aof_rewrite<T: BloomKind>(
         if let Some(value) = value_ref::<T>(value) {
             emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &value.header());
             let mut iter = 1;
-            while let Some(chunk) = value.chunk_at(iter) {
-                emit_loadchunk(io, c"BF.LOADCHUNK", key, chunk.next, chunk.bytes);
-                iter = chunk.next;
+            while let Some((next, bytes)) = value.chunk_at(iter) {
+                emit_loadchunk(io, c"BF.LOADCHUNK", key, next, &bytes);
+                iter = next;
             }
         }
     })

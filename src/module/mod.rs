@@ -19,6 +19,7 @@ mod ffi_io;
 mod ffi_server;
 mod kinds;
 mod plain;
+mod sparse;
 mod stats;
 mod types;
 mod windowed;
@@ -88,6 +89,7 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"bf.scandump", entry!(bf::scandump), READ),
         (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
         (c"bf.retire", entry!(windowed::retire), WRITE_FAST),
+        (c"bf.promote", entry!(bf::promote), WRITE),
         (c"cf.reserve", entry!(cf::reserve), WRITE),
         (c"cf.add", entry!(cf::add), WRITE),
         (c"cf.addnx", entry!(cf::addnx), WRITE),

@@ -1,12 +1,14 @@
 //! The plain kind: RedisBloom's scalable Bloom filter (`MBbloom--`), as the `BF.*` commands
 //! see it through [`BloomValue`].
 
+use std::borrow::Cow;
+
 use redis_module::native_types::RedisType;
 
 use super::ffi_io::Digest;
 use super::kinds::{BloomKind, BloomValue, Info, Write};
 use super::types::BLOOM_TYPE;
-use crate::bloom::{format_g, AddError, Chain, Chunk, ChunkError, HeaderError, Link};
+use crate::bloom::{format_g, AddError, Chain, ChunkError, HeaderError, Link};
 
 impl BloomValue for Chain {
     fn add_each(
@@ -49,8 +51,8 @@ impl BloomValue for Chain {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
-        Chain::chunk_at(self, iter)
+    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        Chain::chunk_at(self, iter).map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes)))
     }
 
     fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {

@@ -8,6 +8,8 @@
 //! late it replays. Reads skip logically retired generations at the local clock and change
 //! nothing. The key's expiry is the primary's decision too, propagated as `PEXPIREAT`.
 
+use std::borrow::Cow;
+
 use redis_module::native_types::RedisType;
 
 use super::clock;
@@ -18,7 +20,7 @@ use super::kinds::{self, aof_rewrite, digest, BloomKind, BloomValue, Info, Write
 use super::plain::link_line;
 use super::stats::{self, Measure, Measured, Totals};
 use super::types::{callbacks, FilterValue};
-use crate::bloom::{AddError, Chunk, ChunkError, CreateError, HeaderError};
+use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
 use crate::rdb::LoadError;
 use crate::syntax::bf::{BloomOptions, WindowSpec};
@@ -131,8 +133,8 @@ impl BloomValue for Windowed {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
-        Windowed::chunk_at(self, iter)
+    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        Windowed::chunk_at(self, iter).map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes)))
     }
 
     fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {

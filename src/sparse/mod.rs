@@ -120,6 +120,16 @@ impl Sparse {
         self.hashes.is_empty()
     }
 
+    /// Every item's hashes, in increasing order.
+    pub fn hashes(&self) -> &[ItemHash] {
+        &self.hashes
+    }
+
+    /// The hash storage, for the allocator to move (active defragmentation) and nothing else.
+    pub fn hashes_for_relocation(&mut self) -> &mut Vec<ItemHash> {
+        &mut self.hashes
+    }
+
     /// Bytes the value occupies (BF.INFO Size, MEMORY USAGE).
     pub fn bytes(&self) -> u64 {
         OVERHEAD + HASH_BYTES * self.len()

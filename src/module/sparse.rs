@@ -1,0 +1,255 @@
+//! The sparse kind (`bloomrsSP`): a Bloom filter that keeps its items' hash pairs until it
+//! would be larger than its dense chain (issue 16, `src/sparse/`), as the `BF.*` commands see
+//! it through [`BloomValue`].
+//!
+//! The primary decides the encoding and the promotion; replicas and AOF replay follow its
+//! effects whatever their own `bf-sparse-max-bytes` says:
+//! - a sparse filter is created on the replica by `BF.LOADCHUNK key 1 <sparse header>` (in
+//!   place of `BF.RESERVE`, which a replica always makes dense);
+//! - adds that stay sparse replicate verbatim (a replica's limit is never below the primary's,
+//!   so it promotes no earlier);
+//! - a command that promotes replicates as `BF.MADD` of the items it added while sparse,
+//!   `BF.PROMOTE`, then `BF.MADD` of the items after the promotion.
+
+use std::borrow::Cow;
+
+use redis_module::native_types::RedisType;
+
+use super::config;
+use super::ffi::{guard, RawString};
+use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
+use super::kinds::{digest, BloomKind, BloomValue, Info, Write};
+use super::stats::{Measure, Measured, Totals, BLOOM};
+use super::types::{callbacks, FilterValue};
+use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
+use crate::budget::Budget;
+use crate::rdb::LoadError;
+use crate::sparse::{Added, Sparse};
+use crate::syntax::bf::BloomOptions;
+
+pub static SPARSE_TYPE: RedisType = RedisType::new(
+    "bloomrsSP",
+    crate::sparse::ENCODING_VERSION,
+    callbacks::<Sparse>(Some(aof_rewrite), Some(digest::<Sparse>)),
+);
+
+/// A sparse filter for `options`, when a client of the primary creates one while
+/// `bf-sparse-max-bytes` is set (None: create the plain chain). Refused as the chain would be.
+pub(super) fn create(options: &BloomOptions, write: &Write) -> Result<Option<Sparse>, CreateError> {
+    let limit = config::bf_sparse_max_bytes();
+    if write.replayed || limit == 0 {
+        return Ok(None);
+    }
+    Sparse::create(
+        options.capacity,
+        options.error,
+        options.growth,
+        options.scaling,
+        limit,
+        write.admission.limit(0),
+    )
+}
+
+impl FilterValue for Sparse {
+    const NAME: &'static str = "a sparse Bloom filter";
+    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
+        Sparse::load(io, encver, max_bytes)
+    }
+    fn save(&self, io: &mut IoWriter) {
+        Sparse::save(self, io);
+    }
+    fn relocate(&mut self, defrag: &Defrag) {
+        defrag.vec(self.hashes_for_relocation());
+    }
+}
+
+impl Measured for Sparse {
+    fn measure(&self) -> Measure {
+        Measure {
+            values: 1,
+            bytes: i64::try_from(self.bytes()).unwrap_or(i64::MAX),
+            items: i64::try_from(self.len()).unwrap_or(i64::MAX),
+            filters: 1,
+        }
+    }
+    fn totals() -> &'static Totals {
+        &BLOOM
+    }
+}
+
+/// The most items this command may leave in the sparse form: the primary's setting, or (on a
+/// replica and in AOF replay, which follow the primary's effects) only the form's own limits.
+fn limit(write: &Write) -> u64 {
+    match config::bf_sparse_max_bytes() {
+        0 => u64::MAX,
+        _ if write.replayed => u64::MAX,
+        bytes => bytes,
+    }
+}
+
+impl Sparse {
+    /// Promotes on the item that did not fit, then adds it and the rest to the chain, which
+    /// takes the key's place; replicates the promotion at exactly this point.
+    fn promote_and_add(
+        &self,
+        first: &[u8],
+        rest: &mut dyn Iterator<Item = &[u8]>,
+        added: Vec<Vec<u8>>,
+        write: &mut Write,
+        answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
+    ) {
+        write.verbatim = false;
+        if !added.is_empty() {
+            write.effect(c"BF.MADD", added);
+        }
+        let Ok(mut chain) = self.promote(write.admission.limit(self.bytes())) else {
+            // The dense chain does not fit the per-filter limit: like a failed scale-out,
+            // every new item fails and the filter stays sparse.
+            if answer(Err(AddError::CannotGrow)) {
+                for item in rest {
+                    let outcome = if self.contains(item) {
+                        Ok(false)
+                    } else {
+                        Err(AddError::CannotGrow)
+                    };
+                    if !answer(outcome) {
+                        break;
+                    }
+                }
+            }
+            return;
+        };
+        write.effect(c"BF.PROMOTE", Vec::new());
+        let mut after = vec![first.to_vec()];
+        if answer(chain.add(first, write.admission)) {
+            let rest = rest.inspect(|item| after.push(item.to_vec()));
+            chain.add_each(rest, write.admission, answer);
+        }
+        write.effect(c"BF.MADD", after);
+        write.replacement = Some(Box::new(chain));
+    }
+}
+
+impl BloomValue for Sparse {
+    fn add_each(
+        &mut self,
+        items: &mut dyn Iterator<Item = &[u8]>,
+        write: &mut Write,
+        answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
+    ) {
+        let most = self.max_items(limit(write)).unwrap_or(0);
+        // Items added are kept for the promotion's effects only when this batch may promote.
+        let may_promote = items
+            .size_hint()
+            .1
+            .is_none_or(|n| self.len().saturating_add(n as u64) > most);
+        let mut added = Vec::new();
+        while let Some(item) = items.next() {
+            let new = match self.add(item, most) {
+                Added::New => true,
+                Added::Present => false,
+                Added::Promote => {
+                    return self.promote_and_add(item, items, added, write, answer);
+                }
+            };
+            if new && may_promote {
+                added.push(item.to_vec());
+            }
+            if !answer(Ok(new)) {
+                return;
+            }
+        }
+    }
+
+    fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool)) {
+        for item in items {
+            answer(self.contains(item));
+        }
+    }
+
+    fn card(&self) -> u64 {
+        self.len()
+    }
+
+    fn info(&self) -> Info {
+        Info {
+            capacity: self.dense_capacity(),
+            size: self.bytes(),
+            filters: 1,
+            items: self.len(),
+            expansion: self.is_scaling().then_some(self.growth),
+            extra: Vec::new(),
+        }
+    }
+
+    fn debug_lines(&self) -> Vec<String> {
+        vec![format!(
+            "encoding:sparse bytes:{} hashes:{} capacity:{} dense-bytes:{} ratio:{}",
+            self.bytes(),
+            self.len(),
+            self.dense_capacity(),
+            self.dense_bytes(),
+            format_g(self.error)
+        )]
+    }
+
+    fn header(&self) -> Vec<u8> {
+        self.promote(u64::MAX)
+            .map(|chain| chain.encode_header())
+            .unwrap_or_default()
+    }
+
+    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        let chain = self.promote(u64::MAX).ok()?;
+        let chunk = chain.chunk_at(iter)?;
+        Some((chunk.next, Cow::Owned(chunk.bytes.to_vec())))
+    }
+
+    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
+        Sparse::load_chunk(self, iter, data, config::max_filter_bytes())
+    }
+
+    fn digest(&self, digest: &mut Digest) {
+        for number in [
+            self.capacity,
+            self.error.to_bits(),
+            u64::from(self.growth),
+            u64::from(self.options),
+        ] {
+            digest.add_int(number);
+        }
+        for hash in self.hashes() {
+            digest.add_int(hash.a);
+            digest.add_int(hash.b);
+        }
+    }
+}
+
+impl BloomKind for Sparse {
+    const TYPE: &'static RedisType = &SPARSE_TYPE;
+    const MAGIC: Option<&'static [u8]> = Some(crate::sparse::MAGIC);
+
+    fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
+        Sparse::from_header(header, max_bytes)
+    }
+}
+
+/// AOF rewrite keeps the sparse form: its own header, then the hash pairs in chunks of at most
+/// 16 MiB (SCANDUMP, by contrast, returns the dense chain's chunks for RedisBloom).
+///
+/// # Safety
+/// Called by Redis with a live AOF handle, the key name and a value of this type.
+unsafe extern "C" fn aof_rewrite(
+    io: *mut redis_module::raw::RedisModuleIO,
+    key: RawString,
+    value: *mut std::ffi::c_void,
+) {
+    guard((), || {
+        if let Some(sparse) = value_ref::<Sparse>(value) {
+            emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &sparse.encode_header());
+            for (iter, bytes) in sparse.chunks() {
+                emit_loadchunk(io, c"BF.LOADCHUNK", key, iter, &bytes);
+            }
+        }
+    })
+}
