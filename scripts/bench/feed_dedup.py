@@ -16,13 +16,20 @@ twice (must be zero). It reports used_memory per user, items seen per user, the 
 false-positive rate, refreshes per second (time spent in each approach's pipelines), MEMORY USAGE
 of sampled users' keys against their items seen, and the tier growth of the heaviest user.
 
+--idle-share F makes that share of the users (the least active) refresh only once or twice,
+as most registered users of a feed do. --sparse-max-bytes N adds a third approach on its own
+server: bloomrs with bf-sparse-max-bytes N, where each user's filter starts sparse (the items'
+hashes) and becomes the same dense filter once that would be smaller.
+
 Usage: feed_dedup.py [--users N] [--top N] [--quick] [--item-ids hex|int] [--out FILE]
+                     [--idle-share F] [--sparse-max-bytes N]
 
 With --days N it runs the time-stepped simulation of `forgetting.py` instead: growing filters,
 windowed filters and trimmed sorted sets over N simulated days (e.g. --days 90 --window-days 30).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -73,7 +80,12 @@ def int_id(user, index):
 
 
 def refreshes_of(rank, args):
-    """Zipf activity: refreshes of the user of rank `rank` (1 = the most active)."""
+    """Zipf activity: refreshes of the user of rank `rank` (1 = the most active); the idle
+    share at the tail refreshes twice, then once (ranks stay in non-increasing activity)."""
+    idle = round(args.users * args.idle_share)
+    first_idle = args.users - idle + 1
+    if rank >= first_idle:
+        return 2 if rank < first_idle + idle // 2 else 1
     return max(args.min_refreshes, round(args.top / rank**args.zipf))
 
 
@@ -140,11 +152,14 @@ def key(user):
     return f"seen:{user}"
 
 
-def approaches(set_server, bloom_server):
+def approaches(set_server, bloom_server, sparse_server=None):
     reserve = lambda user: ("BF.RESERVE", key(user), ERROR_RATE, INITIAL_CAPACITY,  # noqa: E731
                             "EXPANSION", EXPANSION)
-    return [Approach("set", set_server, "SMISMEMBER", "SADD"),
+    pair = [Approach("set", set_server, "SMISMEMBER", "SADD"),
             Approach("bloomrs", bloom_server, "BF.MEXISTS", "BF.MADD", reserve)]
+    if sparse_server:
+        pair.append(Approach("sparse", sparse_server, "BF.MEXISTS", "BF.MADD", reserve))
+    return pair
 
 
 def geometric(limit, factor=1.1):
@@ -252,13 +267,21 @@ def print_summary(result):
               f"= {100 * entry['false_positive_rate']:.3f}%, shown twice {entry['shown_twice']}, "
               f"{entry['refreshes_per_second']:,} refreshes/s")
     print(f"memory per user, bloomrs / set: {result['memory_ratio']:.3f}")
+    if "sparse_memory_ratio" in result:
+        print(f"memory per user, sparse / set: {result['sparse_memory_ratio']:.3f}")
     print(f"heaviest user: {result['heavy_user']['info']}")
 
 
 def run(args):
     feed = Feed(args)
-    with RedisServer() as set_server, RedisServer(args.bloomrs) as bloom_server:
-        pair = approaches(set_server, bloom_server)
+    with contextlib.ExitStack() as servers:
+        set_server = servers.enter_context(RedisServer())
+        bloom_server = servers.enter_context(RedisServer(args.bloomrs))
+        sparse_server = None
+        if args.sparse_max_bytes:
+            setting = ["--bf.bf-sparse-max-bytes", str(args.sparse_max_bytes)]
+            sparse_server = servers.enter_context(RedisServer(args.bloomrs, setting))
+        pair = approaches(set_server, bloom_server, sparse_server)
         baselines = [a.server.used_memory() for a in pair]
         started = time.perf_counter()
         refreshes = simulate(feed, pair, args)
@@ -268,7 +291,11 @@ def run(args):
                    for a, b in zip(pair, baselines)}
         info = heaviest(bloom_server)
     samples = {name: entry.pop("samples") for name, entry in summary.items()}
-    return {
+    extra = {}
+    if "sparse" in summary:
+        extra["sparse_memory_ratio"] = (summary["sparse"]["used_memory_bytes"]
+                                        / summary["set"]["used_memory_bytes"])
+    return extra | {
         "refreshes": refreshes,
         "wall_seconds": round(elapsed, 1),
         "approaches": summary,
@@ -294,6 +321,10 @@ def parse_args():
     parser.add_argument("--item-ids", choices=("hex", "int"), default="hex")
     parser.add_argument("--sample", type=int, default=2000, help="users sampled for the plot")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--idle-share", type=float, default=0.0,
+                        help="share of users (the least active) refreshing once or twice")
+    parser.add_argument("--sparse-max-bytes", type=int, default=0,
+                        help="also run bloomrs with this bf-sparse-max-bytes (0: do not)")
     parser.add_argument("--quick", action="store_true", help="10,000 users, --top 1000")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--out", default=None, help="default docs/bench/feed_dedup[-int].json")

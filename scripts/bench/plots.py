@@ -189,9 +189,40 @@ def plot_forget_memory(json_path):
     return _save_with_caption(figure, data, json_path, "-memory")
 
 
+def plot_sparse_memory(json_path):
+    """MEMORY USAGE by items held: a SET of the ids, the dense filter, the sparse filter."""
+    data = _load(json_path)
+    rows = data["memory"]
+    figure, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for axis, limit in zip(axes, (2000, 120)):
+        shown = [r for r in rows if r["n"] <= limit]
+        n = [r["n"] for r in shown]
+        axis.plot(n, [r["set"] for r in shown], color=COLORS[1], label="SET of the ids")
+        axis.plot(n, [r["dense"] for r in shown], color=COLORS[0],
+                  label="dense filter (RESERVE 0.01 1000 EXPANSION 10)")
+        axis.plot(n, [r["sparse"] for r in shown], color="#2ca02c", linestyle="--",
+                  label="sparse filter (bf-sparse-max-bytes "
+                        f"{data['settings']['sparse_max_bytes']})")
+        axis.set_xlabel("items held (16-character ids)")
+        axis.set_ylabel("MEMORY USAGE (bytes)")
+        axis.set_yscale("log")
+        axis.grid(True, which="both", alpha=0.3)
+    axes[0].set_title("n = 0 ... 2,000")
+    axes[1].set_title("n = 0 ... 120: the sparse form, then promotion")
+    axes[1].legend(fontsize=8)
+    figure.suptitle(_caption(data["machine"]), fontsize=8)
+    figure.tight_layout()
+    out = _png(json_path, "-memory")
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+    return out
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
     drawn = []
+    if os.path.exists(os.path.join(folder, "sparse.json")):
+        drawn.append(plot_sparse_memory(os.path.join(folder, "sparse.json")))
     if os.path.exists(os.path.join(folder, "commandstats.json")):
         drawn.append(plot_commandstats(os.path.join(folder, "commandstats.json")))
     for name in sorted(os.listdir(folder)):

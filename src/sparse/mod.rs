@@ -148,7 +148,31 @@ impl Sparse {
 
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        self.hashes.binary_search_by(|h| order(h, &hash)).is_ok()
+        self.locate(&hash).is_ok()
+    }
+
+    /// Where `hash` is (Ok) or would go (Err), as `binary_search` answers. The `a` hashes are
+    /// uniform, so the item of `a` sits near index `a·n / 2^64` (within about √n/2): the
+    /// search first tries a window of a few neighbouring cache lines there, so a lookup in a
+    /// filter that is not in the CPU caches waits for two or three misses, not one per halving.
+    fn locate(&self, hash: &ItemHash) -> Result<usize, usize> {
+        let hashes = &self.hashes;
+        let n = hashes.len();
+        let guess = ((u128::from(hash.a) * n as u128) >> 64) as usize;
+        let reach = (n as f64).sqrt() as usize + 4;
+        let (lo, hi) = (
+            guess.saturating_sub(reach),
+            guess.saturating_add(reach).min(n),
+        );
+        let below = lo == 0 || hashes.get(lo - 1).is_some_and(|h| order(h, hash).is_lt());
+        let above = hi == n || hashes.get(hi).is_some_and(|h| order(h, hash).is_gt());
+        let start = if below && above { lo } else { 0 };
+        let end = if below && above { hi } else { n };
+        let window = hashes.get(start..end).unwrap_or_default();
+        match window.binary_search_by(|h| order(h, hash)) {
+            Ok(at) => Ok(start + at),
+            Err(at) => Err(start + at),
+        }
     }
 
     /// Adds an item unless the sparse form already holds `max_items` (see [`Self::max_items`]).
@@ -157,7 +181,7 @@ impl Sparse {
     }
 
     pub fn add_hash(&mut self, hash: ItemHash, max_items: u64) -> Added {
-        let Err(at) = self.hashes.binary_search_by(|h| order(h, &hash)) else {
+        let Err(at) = self.locate(&hash) else {
             return Added::Present;
         };
         // Growing by exactly one keeps the allocation the size BF.INFO reports.

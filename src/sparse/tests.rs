@@ -395,3 +395,43 @@ fn headers_are_validated() {
 fn the_struct_is_what_it_reports() {
     assert_eq!(std::mem::size_of::<Sparse>() as u64, OVERHEAD);
 }
+
+#[test]
+fn the_windowed_search_agrees_with_binary_search() {
+    for seed in SEEDS {
+        let mut state = seed | 1;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for n in [0usize, 1, 2, 3, 10, 89, 253, 1000, 5000] {
+            let mut filter = sparse(10_000_000, 0.01, 2, true);
+            // Skewed values too: the window misses and the search falls back to the whole.
+            for i in 0..n {
+                let a = if i % 7 == 0 { next() >> 8 } else { next() };
+                filter.add_hash(ItemHash { a, b: next() }, NO_LIMIT);
+            }
+            let held = filter.hashes.clone();
+            let mut probes: Vec<ItemHash> = held.clone();
+            probes.extend((0..2 * n + 4).map(|_| ItemHash {
+                a: next(),
+                b: next(),
+            }));
+            probes.extend(held.iter().map(|h| ItemHash {
+                a: h.a,
+                b: h.b.wrapping_add(1),
+            }));
+            probes.push(ItemHash { a: 0, b: 0 });
+            probes.push(ItemHash {
+                a: u64::MAX,
+                b: u64::MAX,
+            });
+            for probe in probes {
+                let expected = held.binary_search_by(|h| order(h, &probe));
+                assert_eq!(filter.locate(&probe), expected, "n {n}");
+            }
+        }
+    }
+}
