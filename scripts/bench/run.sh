@@ -5,6 +5,9 @@
 #   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs, and its
 #                    time-stepped mode (--days 90 --window-days 30): growing filters, windowed
 #                    filters and trimmed sorted sets over simulated days
+#   sparse.py        sparse Bloom filters: MEMORY USAGE by items held against a SET and the
+#                    dense filter, and costs per call; then feed_dedup.py with and without
+#                    80% idle users, adding bloomrs with bf-sparse-max-bytes 2048
 # and prints the tables of the README from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -15,10 +18,12 @@ cd "$(dirname "$0")/../.."
 
 stats_args=()
 feed_args=()
+sparse_args=()
 forget_args=(--days 90 --window-days 30)
 while [ $# -gt 0 ]; do
     case "$1" in
-        --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick) ;;
+        --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
+            sparse_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
@@ -38,6 +43,14 @@ echo "== server time per call (scripts/bench/commandstats.py)"
 "$python" scripts/bench/commandstats.py --bloomrs "$module" "${stats_args[@]}"
 echo "== feed de-duplication (scripts/bench/feed_dedup.py)"
 "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}"
+echo "== idle users: sparse Bloom filters (scripts/bench/sparse.py, feed_dedup.py --idle-share 0.8)"
+"$python" scripts/bench/sparse.py --bloomrs "$module" "${sparse_args[@]}"
+for idle in 0.8 0; do
+    out=docs/bench/feed_dedup-idle.json
+    [ "$idle" = 0 ] && out=docs/bench/feed_dedup-sparse.json
+    "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}" \
+        --idle-share "$idle" --sparse-max-bytes 2048 --out "$out"
+done
 echo "== forgetting over simulated days (scripts/bench/feed_dedup.py ${forget_args[*]})"
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}"
 echo "== results (scripts/bench/tables.py)"
