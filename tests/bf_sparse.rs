@@ -439,3 +439,37 @@ fn promotions_leave_no_memory_behind() {
         "{left} bytes left after 2,000 promotions"
     );
 }
+
+#[test]
+fn memory_admission_counts_the_dense_filter() {
+    let s = Server::build(
+        &[],
+        &["--maxmemory", "16mb", "--bf.bf-sparse-max-bytes", "4096"],
+    );
+    let mut c = s.client();
+    // Refused exactly as the dense filter (24 MB) would be, although the sparse one is tiny.
+    assert_eq!(
+        call!(c, "BF.RESERVE", "big", "0.01", "20000000"),
+        err("ERR Insufficient memory to create filter")
+    );
+    assert_eq!(call!(c, "EXISTS", "big"), Int(0));
+    // A 9.9 MB dense filter fits now, so its sparse form is created...
+    assert_eq!(call!(c, "BF.RESERVE", "k", "0.001", "5000000"), ok());
+    assert_eq!(kind(&mut c, "k"), SPARSE);
+    // ...but once other data leaves less room, its promotion is refused and it stays sparse.
+    assert_eq!(call!(c, "SETRANGE", "blob", "10485759", "x"), Int(10 << 20));
+    let items = ids(0..254);
+    let replies = madd(&mut c, "k", &items).array();
+    assert_eq!(replies[..253], vec![Int(1); 253]);
+    assert_eq!(replies[253], err("ERR problem inserting into filter"));
+    assert_eq!(kind(&mut c, "k"), SPARSE);
+    assert_eq!(call!(c, "BF.CARD", "k"), Int(253));
+    assert_eq!(
+        call!(c, "BF.PROMOTE", "k"),
+        err("ERR Insufficient memory to create filter")
+    );
+    assert_eq!(call!(c, "DEL", "blob"), Int(1));
+    wait_lazyfree(&mut c);
+    assert_eq!(call!(c, "BF.ADD", "k", items[253].as_str()), Int(1));
+    assert_eq!(kind(&mut c, "k"), DENSE);
+}
