@@ -93,6 +93,37 @@ def sparse_seeds():
             f.write(content)
 
 sparse_seeds()
+
+def counting_seeds():
+    """Counting filters of one empty link (the decoders' own formats, built here): a LOADCHUNK
+    header with its chunk, and an RDB value as a DUMP payload."""
+    import math
+    seeds = {}
+    for capacity, error, scaling in ((100, 0.01, True), (10, 0.1, False)):
+        link_error = error / 2 if scaling else error
+        bpe = abs(-(math.log(link_error) / 0.480453013918201))
+        hashes = math.ceil(0.693147180559945 * bpe)
+        bits = -(-max(int(capacity * bpe), 1) // 64) * 64
+        nbytes = bits // 2
+        options = 5 | (0 if scaling else 8)
+        link = struct.pack("<QQQddIQB", nbytes, bits, 0, link_error, bpe, hashes, capacity, 0)
+        header = b"bloomrsC" + struct.pack("<IIQ", 1, 4, 0) + struct.pack("<QIII", 0, 1, options, 2) + link
+        name = f"c{capacity}"
+        seeds[f"chunks_{name}"] = b"\x01" + blob(header) + struct.pack("<q", 1 + nbytes) + blob(bytes(nbytes))
+        def uint(v):
+            return b"\x02\x81" + struct.pack(">Q", v)
+        def double(v):
+            return b"\x04" + struct.pack("<d", v)
+        fields = [uint(4), uint(0), uint(0), uint(1), uint(options), uint(2), uint(capacity),
+                  double(link_error), uint(hashes), double(bpe), uint(bits), uint(0),
+                  b"\x05" + b"\x80" + struct.pack(">I", nbytes) + bytes(nbytes), uint(0)]
+        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
+    os.makedirs(os.path.join(out, "counting"), exist_ok=True)
+    for name, content in seeds.items():
+        with open(os.path.join(out, "counting", name), "wb") as f:
+            f.write(content)
+
+counting_seeds()
 # The args target puts each command name in front of the same arguments in turn.
 ARGUMENT_LISTS = {
     "bf_reserve": ["k 0.01 100", "k 0.001 1000 EXPANSION 4", "k 0.01 100 NONSCALING",

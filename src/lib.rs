@@ -1,16 +1,20 @@
 //! bloomrs: Bloom and Cuckoo filters as native Redis data types, compatible with RedisBloom.
 //!
-//! The core (`hash`, `bloom`, `windowed`, `cuckoo`, `rdb`, `budget`) and the command syntax
-//! (`syntax`) have no Redis in them; the `module` layer (behind the default `module` feature)
-//! adapts them to the Redis module API.
+//! The core (`hash`, `bloom`, `counting`, `windowed`, `cuckoo`, `rdb`, `budget`) and the
+//! command syntax (`syntax`) have no Redis in them; the `module` layer (behind the default
+//! `module` feature) adapts them to the Redis module API.
 pub mod bloom;
 pub mod budget;
+pub mod counting;
 pub mod cuckoo;
 pub mod hash;
 pub mod rdb;
 pub mod sparse;
 pub mod syntax;
 pub mod windowed;
+
+#[cfg(test)]
+mod test_rng;
 
 #[cfg(feature = "module")]
 mod module;

@@ -46,6 +46,8 @@ const COMMANDS: &[&str] = &[
     "BF.SCANDUMP",
     "BF.LOADCHUNK",
     "BF.RETIRE",
+    "BF.DEL",
+    "BF.MDEL",
     "CF.RESERVE",
     "CF.ADD",
     "CF.ADDNX",
@@ -103,6 +105,7 @@ const WORDS: &[&str] = &[
     "EXPANSION",
     "NONSCALING",
     "NOCREATE",
+    "COUNTING",
     "ITEMS",
     "WINDOW",
     "GENERATIONS",
@@ -185,7 +188,7 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
     let item = format!("item{}", rng.below(2000));
     let small = (1 + rng.below(500)).to_string();
     let (bf, cf) = (format!("c:b{n}"), format!("c:c{n}"));
-    let words: Vec<String> = match rng.below(19) {
+    let words: Vec<String> = match rng.below(22) {
         0 => vec![
             "BF.RESERVE".into(),
             bf,
@@ -285,6 +288,15 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
             "ITEMS".into(),
             item,
         ],
+        18 => vec![
+            "BF.RESERVE".into(),
+            bf,
+            rng.pick(&["0.01", "0.1", "0.001"]).to_string(),
+            small,
+            "COUNTING".into(),
+        ],
+        19 => vec!["BF.DEL".into(), bf, item],
+        20 => vec!["BF.MDEL".into(), bf, item, format!("x{}", rng.below(100))],
         _ => vec![
             if rng.below(2) == 0 {
                 "BF.SCANDUMP"
@@ -331,6 +343,7 @@ fn sources(c: &mut Client) -> Sources {
     let setup: &[&[&str]] = &[
         &["BF.RESERVE", "src:bf", "0.01", "50", "EXPANSION", "3"],
         &["BF.RESERVE", "src:bfns", "0.1", "100", "NONSCALING"],
+        &["BF.RESERVE", "src:bfct", "0.01", "50", "COUNTING"],
         &[
             "BF.RESERVE",
             "src:bfw",
@@ -360,13 +373,22 @@ fn sources(c: &mut Client) -> Sources {
             ("BF.ADD", "src:bf"),
             ("BF.ADD", "src:bfns"),
             ("BF.ADD", "src:bfw"),
+            ("BF.ADD", "src:bfct"),
             ("CF.ADD", "src:cf"),
             ("CF.ADD", "src:cf1"),
         ] {
             c.call(&[command.to_string(), key.to_string(), format!("s{i}")]);
         }
     }
+    for i in (0..300).step_by(4) {
+        c.call(&[
+            "BF.DEL".to_string(),
+            "src:bfct".to_string(),
+            format!("s{i}"),
+        ]);
+    }
     let mut scandumps = vec![
+        ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfct")),
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bf")),
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfns")),
         ("BF.LOADCHUNK", scandump(c, "BF.SCANDUMP", "src:bfw")),
@@ -375,12 +397,16 @@ fn sources(c: &mut Client) -> Sources {
     ];
     let (sparse_dump, sparse_chunks) = sparse_source(c);
     scandumps.push(("BF.LOADCHUNK", sparse_chunks));
-    let mut dumps: Vec<Vec<u8>> = ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"]
-        .iter()
-        .map(|k| call!(c, "DUMP", *k).bytes())
-        .collect();
+    let mut dumps: Vec<Vec<u8>> = [
+        "src:bf", "src:bfns", "src:bfw", "src:bfct", "src:cf", "src:cf1",
+    ]
+    .iter()
+    .map(|k| call!(c, "DUMP", *k).bytes())
+    .collect();
     dumps.push(sparse_dump);
-    for key in ["src:bf", "src:bfns", "src:bfw", "src:cf", "src:cf1"] {
+    for key in [
+        "src:bf", "src:bfns", "src:bfw", "src:bfct", "src:cf", "src:cf1",
+    ] {
         call!(c, "DEL", key);
     }
     Sources { scandumps, dumps }
@@ -494,7 +520,11 @@ fn tracked_setup(c: &mut Client) -> Vec<(String, Vec<String>)> {
     for i in 0..3 {
         let bf = format!("t:bf:{i}");
         let cf = format!("t:cf:{i}");
-        assert_eq!(call!(c, "BF.RESERVE", bf.as_str(), "0.01", "100"), ok());
+        // The last tracked Bloom filter is a counting one.
+        let counting: &[&str] = if i == 2 { &["COUNTING"] } else { &[] };
+        let mut reserve = vec!["BF.RESERVE", bf.as_str(), "0.01", "100"];
+        reserve.extend_from_slice(counting);
+        assert_eq!(c.call(&reserve), ok());
         assert_eq!(call!(c, "CF.RESERVE", cf.as_str(), "200"), ok());
         let items: Vec<String> = (0..300).map(|j| format!("item{j}")).collect();
         for item in &items {

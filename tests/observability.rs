@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 26] = [
+const COMMANDS: [&str; 28] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -17,6 +17,8 @@ const COMMANDS: [&str; 26] = [
     "bf.scandump",
     "bf.loadchunk",
     "bf.promote",
+    "bf.del",
+    "bf.mdel",
     "cf.reserve",
     "cf.add",
     "cf.addnx",
@@ -311,6 +313,10 @@ fn adds_and_lookups_allocate_nothing() {
     assert_eq!(call!(c, "BF.RESERVE", "bf", "0.01", "100000"), ok());
     assert_eq!(call!(c, "BF.RESERVE", "big", "0.01", "10000000"), ok());
     assert_eq!(call!(c, "CF.RESERVE", "cf", "100000"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "ct", "0.01", "100000", "COUNTING"),
+        ok()
+    );
     // What reading the counter costs by itself (INFO builds its reply with the allocator).
     let first = allocations(&mut c);
     let reading = allocations(&mut c) - first;
@@ -328,20 +334,23 @@ fn adds_and_lookups_allocate_nothing() {
         c.send(&["CF.MEXISTS", "cf", item.as_str(), "nope"]);
         c.send(&["CF.COUNT", "cf", item.as_str()]);
         c.send(&["CF.DEL", "cf", item.as_str()]);
+        c.send(&["BF.ADD", "ct", item.as_str()]);
+        c.send(&["BF.MEXISTS", "ct", item.as_str(), "x"]);
+        c.send(&["BF.MDEL", "ct", item.as_str(), "x"]);
     }
-    for _ in 0..20_000 {
+    for _ in 0..26_000 {
         assert!(!matches!(c.read(), Error(_)));
     }
     assert_eq!(
         allocations(&mut c) - before,
         reading,
-        "allocations by 20,000 commands"
+        "allocations by 26,000 commands"
     );
 }
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
 fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
-    let mut sums = [0i64; 12];
+    let mut sums = [0i64; 16];
     for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
         let kind = call!(c, "TYPE", key.as_str()).text();
         let cuckoo = kind == "MBbloomCF";
@@ -355,7 +364,8 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
                 .unwrap()
         };
         let base = match kind.as_str() {
-            "MBbloomCF" => 8,
+            "MBbloomCF" => 12,
+            "bloomrsCT" => 8,
             "bloomrsWN" => 4,
             _ => 0,
         };
@@ -373,12 +383,17 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         "windowed_memory_bytes",
         "windowed_items",
         "windowed_links",
+        "counting_filters",
+        "counting_memory_bytes",
+        "counting_items",
+        "counting_links",
         "cuckoo_filters",
         "cuckoo_memory_bytes",
         "cuckoo_items",
         "cuckoo_sub_filters",
     ];
     let mut out: Vec<(String, i64)> = names.iter().map(|n| format!("bf_{n}")).zip(sums).collect();
+    out.insert(12, ("bf_counting_ambiguous_deletes".into(), 0));
     out.push(("bf_rejected_payloads".into(), rejected.0));
     out.push(("bf_rejected_chunks".into(), rejected.1));
     out
@@ -412,6 +427,14 @@ fn info_section_totals() {
     for i in 0..40 {
         call!(c, "CF.DEL", "c", format!("{i}"));
     }
+    assert_eq!(call!(c, "BF.RESERVE", "ct", "0.01", "10", "COUNTING"), ok());
+    for i in 0..60 {
+        call!(c, "BF.ADD", "ct", format!("{i}"));
+    }
+    for i in 0..25 {
+        call!(c, "BF.DEL", "ct", format!("{i}"));
+    }
+    assert_eq!(call!(c, "COPY", "ct", "ct2"), Int(1));
     call!(c, "CF.COMPACT", "c");
     assert_eq!(call!(c, "COPY", "a", "a2"), Int(1));
     assert_eq!(call!(c, "DEL", "m3"), Int(1));
@@ -435,8 +458,8 @@ fn info_section_totals() {
     assert_eq!(call!(c, "RESTORE", "r2", "0", payload), ok());
     let totals = info_bf(&mut c);
     assert_eq!(totals, expected_totals(&mut c, (1, 2)));
-    let filters = (totals[0].1, totals[4].1, totals[8].1);
-    assert_eq!(filters, (10, 3, 6), "{totals:?}");
+    let filters = (totals[0].1, totals[4].1, totals[8].1, totals[13].1);
+    assert_eq!(filters, (10, 3, 2, 6), "{totals:?}");
 
     // Reloading frees and loads every value: the totals stay.
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());

@@ -22,18 +22,21 @@ const KEYS: u64 = 30;
 /// One random write (or a few, for a SCANDUMP → LOADCHUNK copy).
 fn operation(rng: &mut Rng, c: &mut Client) {
     let n = rng.below(KEYS);
-    let (bf, cf) = (format!("bf:{n}"), format!("cf:{n}"));
+    let (bf, cf, ct) = (format!("bf:{n}"), format!("cf:{n}"), format!("ct:{n}"));
     let item = format!("item:{}", rng.below(5000));
-    match rng.below(16) {
+    // Counting filters draw from fewer items, so deletes find what adds put there.
+    let counted = |rng: &mut Rng| format!("item:{}", rng.below(300));
+    match rng.below(20) {
         0 => {
             let capacity = 10 + rng.below(200);
             let expansion = 1 + rng.below(3);
             if rng.below(4) == 0 {
+                // Large enough never to fill: see the counting filters below.
                 c.call(&[
                     "BF.RESERVE".into(),
                     bf,
                     "0.01".into(),
-                    capacity.to_string(),
+                    (2000 + capacity).to_string(),
                     "NONSCALING".into(),
                 ]);
             } else {
@@ -112,12 +115,46 @@ fn operation(rng: &mut Rng, c: &mut Client) {
         13 => {
             c.call(&["CF.COMPACT".to_string(), cf]);
         }
+        14 => {
+            // A full non-scaling filter answers an error inside BF.INSERT's reply, which a
+            // replica run with `propagation-error-behavior panic` refuses: non-scaling ones
+            // are made large enough never to fill here.
+            let (capacity, scaling) = if rng.below(4) == 0 {
+                (2000, "NONSCALING")
+            } else {
+                (10 + rng.below(100), "COUNTING")
+            };
+            let capacity = capacity.to_string();
+            c.call(&["BF.RESERVE", &ct, "0.01", &capacity, scaling, "COUNTING"]);
+        }
+        15 => {
+            let items: Vec<String> = (0..10).map(|_| counted(rng)).collect();
+            let mut args = vec![
+                "BF.INSERT".to_string(),
+                ct,
+                "COUNTING".into(),
+                "CAPACITY".into(),
+                "20".into(),
+                "ITEMS".into(),
+            ];
+            args.extend(items);
+            c.call(&args);
+        }
+        16 => {
+            c.call(&["BF.DEL".to_string(), ct, counted(rng)]);
+        }
+        17 => {
+            let items: Vec<String> = (0..5).map(|_| counted(rng)).collect();
+            let mut args = vec!["BF.MDEL".to_string(), ct];
+            args.extend(items);
+            c.call(&args);
+        }
         _ => {
             // Copy a filter through SCANDUMP / LOADCHUNK into a fresh key.
-            let (family, source) = if rng.below(2) == 0 {
-                ("BF", bf)
-            } else {
-                ("CF", cf)
+            let (family, source) = match rng.below(3) {
+                0 => ("BF", bf),
+                1 => ("BF", ct),
+                _ => ("CF", cf),
             };
             let target = format!("{}:copy:{}", family.to_lowercase(), rng.below(1_000_000));
             if !matches!(

@@ -15,6 +15,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     growth: DEFAULT_GROWTH,
     scaling: true,
     window: None,
+    counting: false,
 };
 
 fuzz_target!(|data: &[u8]| {

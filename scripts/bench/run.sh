@@ -8,6 +8,8 @@
 #   sparse.py        sparse Bloom filters: MEMORY USAGE by items held against a SET and the
 #                    dense filter, and costs per call; then feed_dedup.py with and without
 #                    80% idle users, adding bloomrs with bf-sparse-max-bytes 2048
+#   counting.py      counting Bloom filters: bits per item against Bloom and Cuckoo, false
+#                    positives after churn, saturation, and usec_per_call against plain Bloom
 # and prints the tables of the README from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -20,10 +22,11 @@ stats_args=()
 feed_args=()
 sparse_args=()
 forget_args=(--days 90 --window-days 30)
+counting_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
-            sparse_args+=(--quick) ;;
+            sparse_args+=(--quick); counting_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
@@ -53,5 +56,7 @@ for idle in 0.8 0; do
 done
 echo "== forgetting over simulated days (scripts/bench/feed_dedup.py ${forget_args[*]})"
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}"
+echo "== counting Bloom filters (scripts/bench/counting.py)"
+"$python" scripts/bench/counting.py --bloomrs "$module" "${counting_args[@]}"
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py

@@ -3,7 +3,7 @@
 //! that never span two links. Iterator `p >= 1` addresses byte `p - 1` of the concatenated
 //! bit arrays.
 
-use super::cells::{Bits, Cells};
+use super::cells::Cells;
 use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
 use super::Chain;
 
@@ -68,6 +68,14 @@ impl Reader<'_> {
 }
 
 impl Chain {
+    /// An empty chain (all bits clear) shaped as a LOADCHUNK header describes.
+    pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Chain, HeaderError> {
+        Self::decode_header(header, max_bytes)
+    }
+}
+
+/// RedisBloom's header serves every kind of cell: a link's byte count is its array's.
+impl<C: Cells> Chain<C> {
     /// The header SCANDUMP returns at iterator 0.
     pub fn encode_header(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * self.links.len());
@@ -88,8 +96,8 @@ impl Chain {
         out
     }
 
-    /// An empty chain (all bits clear) shaped as a LOADCHUNK header describes.
-    pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Chain, HeaderError> {
+    /// An empty chain of `C` cells shaped as a header describes, through its checks.
+    pub fn decode_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         let mut reader = Reader { bytes: header };
         if header.len() < HEADER_FIXED {
             return Err(HeaderError::BadData);
@@ -125,7 +133,7 @@ impl Chain {
                 bytes,
                 n2,
             };
-            validate_shape::<Bits>(&shape).map_err(|_| HeaderError::BadData)?;
+            validate_shape::<C>(&shape).map_err(|_| HeaderError::BadData)?;
             total_bytes = total_bytes
                 .checked_add(bytes)
                 .ok_or(HeaderError::TooLarge)?;
@@ -155,10 +163,7 @@ impl Chain {
             .map_err(|_| HeaderError::BadData)?;
         Ok(chain)
     }
-}
 
-/// The data chunks, which address the links' arrays whatever their cells hold.
-impl<C: Cells> Chain<C> {
     /// The link holding byte `offset` of the concatenated arrays, and the offset in it.
     fn locate(&self, offset: u64) -> Option<(usize, usize)> {
         let mut start = 0u64;

@@ -328,13 +328,20 @@ impl<C: Cells> Link<C> {
     #[inline]
     pub fn insert(&mut self, hash: ItemHash) -> bool {
         let mut changed = false;
+        self.update_cells(hash, |byte, selector| changed |= C::insert(byte, selector));
+        changed
+    }
+
+    /// Applies `update` to the byte and selector of every probed cell, for kinds that do more
+    /// with their cells than record items (a counting link takes them back).
+    #[inline]
+    pub fn update_cells(&mut self, hash: ItemHash, mut update: impl FnMut(&mut u8, u8)) {
         for i in 0..u64::from(self.hashes) {
             let (byte, selector) = self.probe(hash, i);
             if let Some(b) = self.array.get_mut(byte) {
-                changed |= C::insert(b, selector);
+                update(b, selector);
             }
         }
-        changed
     }
 
     pub fn shape(&self) -> LinkShape {

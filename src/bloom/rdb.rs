@@ -1,7 +1,7 @@
 //! The `MBbloom--` RDB value, in RedisBloom's field order. Encoding version 4 is written;
 //! versions 0 to 4 are read.
 
-use super::cells::Bits;
+use super::cells::Cells;
 use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
 use super::Chain;
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
@@ -15,6 +15,13 @@ const MIN_OPTIONS_ENC: i32 = 2;
 const MIN_GROWTH_ENC: i32 = 4;
 
 impl Chain {
+    pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Chain, LoadError> {
+        Self::read(r, encver, max_bytes)
+    }
+}
+
+/// The field order serves every kind of cell: a link's array is a buffer either way.
+impl<C: Cells> Chain<C> {
     pub fn save(&self, w: &mut impl RdbWrite) {
         w.write_unsigned(self.size);
         w.write_unsigned(self.links.len() as u64);
@@ -32,7 +39,8 @@ impl Chain {
         }
     }
 
-    pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Chain, LoadError> {
+    /// Reads a chain of `C` cells in `MBbloom--`'s encoding `encver`, through its checks.
+    pub fn read(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
         if !(0..=ENCODING_VERSION).contains(&encver) {
             return Err(LoadError::UnknownVersion(encver));
         }
@@ -77,7 +85,11 @@ impl Chain {
     }
 }
 
-fn load_link(r: &mut impl RdbRead, encver: i32, options: u32) -> Result<Link, LoadError> {
+fn load_link<C: Cells>(
+    r: &mut impl RdbRead,
+    encver: i32,
+    options: u32,
+) -> Result<Link<C>, LoadError> {
     let entries = r.read_unsigned()?;
     let error = r.read_double()?;
     let hashes = u32::try_from(r.read_unsigned()?).map_err(|_| LoadError::Invalid("hashes"))?;
@@ -101,7 +113,7 @@ fn load_link(r: &mut impl RdbRead, encver: i32, options: u32) -> Result<Link, Lo
         bytes: array.len() as u64,
         n2,
     };
-    validate_shape::<Bits>(&shape).map_err(LoadError::Invalid)?;
+    validate_shape::<C>(&shape).map_err(LoadError::Invalid)?;
     let force64 = options & OPT_FORCE64 != 0;
     Ok(Link::from_parts(&shape, force64, size, array))
 }

@@ -13,6 +13,7 @@ use super::stats;
 use super::types::BLOOM_TYPE;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
+use crate::counting::DeleteError;
 use crate::sparse::Sparse;
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
@@ -32,6 +33,7 @@ fn default_options() -> BloomOptions {
             .unwrap_or(DEFAULT_GROWTH),
         scaling: expansion != 0,
         window: config::bf_window(),
+        counting: false,
     }
 }
 
@@ -58,6 +60,7 @@ fn arg_error(e: ArgError) -> CommandError {
         ArgError::WindowRange => WINDOW_RANGE,
         ArgError::GenerationsRange => GENERATIONS_RANGE,
         ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
+        ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
     };
     CommandError::Reply(text)
 }
@@ -192,7 +195,64 @@ fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
         args.push(b"GENERATIONS".to_vec());
         args.push(window.generations.to_string().into_bytes());
     }
+    if o.counting {
+        args.push(b"COUNTING".to_vec());
+    }
     args
+}
+
+/// BF.DEL key item
+pub fn del(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 3 {
+        return Err(CommandError::Arity);
+    }
+    delete_items(ctx, args, false)
+}
+
+/// BF.MDEL key item [item ...]
+pub fn mdel(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() < 3 {
+        return Err(CommandError::Arity);
+    }
+    delete_items(ctx, args, true)
+}
+
+/// Deletes `args[2..]` from a counting filter: 1 deleted, 0 not deleted (absent, or held by
+/// more than one link, so which one took its adds is unknown).
+fn delete_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let mut write = Write::new(ctx);
+    let deletes = match kinds::lookup(&mut key) {
+        Slot::Ours(filter) => filter.deletes().ok_or(NOT_COUNTING)?,
+        Slot::Empty => return Err(NOT_FOUND.into()),
+        Slot::WrongType => return Err(WRONG_TYPE.into()),
+    };
+    if multi {
+        ctx.reply_array(args.len() - 2);
+    }
+    let mut changed = false;
+    deletes.delete_each(
+        &mut args.items(2),
+        &mut write,
+        &mut |outcome| match outcome {
+            Ok(deleted) => {
+                changed |= deleted;
+                ctx.reply_bool(deleted);
+            }
+            // Nothing changed: the item stays, at worst as a false positive. An error here
+            // would be one on every replica too, so the reply is 0 and INFO bf counts it.
+            Err(DeleteError::Ambiguous) => {
+                stats::count(&stats::AMBIGUOUS_DELETES);
+                ctx.reply_bool(false);
+            }
+        },
+    );
+    write.finish(ctx, &mut key, key_name);
+    if changed {
+        ctx.notify(c"bf.del", key_name);
+    }
+    Ok(())
 }
 
 /// BF.EXISTS key item

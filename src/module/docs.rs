@@ -119,6 +119,8 @@ const DOCS: &[Doc] = &[
     Doc { name: c"bf.loadchunk", summary: c"Restores a filter previously saved using SCANDUMP", complexity: c"O(n), where n is the capacity", since: c"1.0.0", args: &[KEY, ITERATOR, DATA] },
     Doc { name: c"bf.retire", summary: c"Retires the generations of a windowed Bloom filter that have left its window by a time (bloomrs)", complexity: c"O(g), where g is the number of generations", since: c"0.1.0",
         args: &[KEY, arg(c"unix-time-milliseconds", Kind::Integer)] },
+    Doc { name: c"bf.del", summary: c"Deletes an item from a counting Bloom filter (created with COUNTING)", complexity: c"O(k * l), where k is the number of hash functions and l the number of sub-filters", since: c"0.1.0", args: &[KEY, ITEM] },
+    Doc { name: c"bf.mdel", summary: c"Deletes one or more items from a counting Bloom filter (created with COUNTING)", complexity: c"O(k * l * n), where k is the number of hash functions, l the number of sub-filters and n the number of items", since: c"0.1.0", args: &[KEY, many(c"item")] },
     Doc { name: c"cf.reserve", summary: c"Creates a new Cuckoo Filter", complexity: c"O(1)", since: c"1.0.0",
         args: &[KEY, arg(c"capacity", Kind::Integer), optional(c"BUCKETSIZE", c"bucketsize", Kind::Integer), optional(c"MAXITERATIONS", c"maxiterations", Kind::Integer), optional(c"EXPANSION", c"expansion", Kind::Integer)] },
     Doc { name: c"cf.add", summary: c"Adds an item to a Cuckoo Filter", complexity: c"O(k + i), where k is the number of sub-filters and i is maxIterations", since: c"1.0.0", args: &[KEY, ITEM] },

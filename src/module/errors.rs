@@ -56,6 +56,11 @@ pub const BAD_DATA: &CStr = c"ERR received bad data";
 pub const NO_LINK: &CStr = c"ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &CStr = c"ERR invalid chunk - Too big for current filter";
 
+// Counting Bloom filters (deviation D12): our own wording.
+pub const NOT_COUNTING: &CStr =
+    c"ERR not a counting filter: only filters created with COUNTING can delete items";
+pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
+
 // Cuckoo
 pub const CF_PARSE_MAX_ITERATIONS: &CStr = c"Couldn't parse MAXITERATIONS";
 pub const CF_MAX_ITERATIONS_RANGE: &CStr =

@@ -29,12 +29,14 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use super::admission::Admission;
+use super::counting::COUNTING_TYPE;
 use super::ffi::{guard, Ctx, Key, Member, RawString, Slot};
 use super::ffi_io::{emit_loadchunk, value_ref, Digest};
 use super::stats::Measured;
 use super::types::FilterValue;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
+use crate::counting::{CountingFilter, DeleteError};
 use crate::syntax::bf::BloomOptions;
 
 /// What `BF.INFO` reports: RedisBloom's five fields, then the kind's own.
@@ -84,6 +86,23 @@ pub(super) trait BloomValue {
 
     /// Feeds everything the value holds to `DEBUG DIGEST-VALUE`.
     fn digest(&self, digest: &mut Digest);
+
+    /// The value's deletes, for kinds that can delete (`BF.DEL` answers the others that
+    /// they are not counting filters).
+    fn deletes(&mut self) -> Option<&mut dyn Deletes> {
+        None
+    }
+}
+
+/// Deleting items, for the kinds that can.
+pub(super) trait Deletes {
+    /// Deletes the items in order; `answer` receives each outcome (true: deleted).
+    fn delete_each(
+        &mut self,
+        items: &mut dyn Iterator<Item = &[u8]>,
+        write: &mut Write,
+        answer: &mut dyn FnMut(Result<bool, DeleteError>),
+    );
 }
 
 /// A kind's type-level side: its module type and how a SCANDUMP header becomes one.
@@ -128,9 +147,10 @@ fn store_header<T: BloomKind>(
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim.
-pub(super) static KINDS: [Kind; 3] = [
+pub(super) static KINDS: [Kind; 4] = [
     kind::<crate::sparse::Sparse>(),
     kind::<crate::windowed::Windowed>(),
+    kind::<CountingFilter>(),
     kind::<crate::bloom::Chain>(),
 ];
 
@@ -162,6 +182,17 @@ pub(super) fn create<'k>(
     if let Some(window) = options.window {
         let filter = super::windowed::create(options, window, write)?;
         return Ok((key.set(&super::windowed::WINDOWED_TYPE, filter), false));
+    }
+    if options.counting {
+        let o = options;
+        let filter = CountingFilter::new(
+            o.capacity,
+            o.error,
+            o.growth,
+            o.scaling,
+            write.admission.limit(0),
+        )?;
+        return Ok((key.set(&COUNTING_TYPE, filter), false));
     }
     if let Some(sparse) = super::sparse::create(options, write)? {
         write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), sparse.encode_header()]);

@@ -10,6 +10,7 @@ mod cf_type;
 mod clock;
 mod config;
 mod config_api;
+mod counting;
 mod docs;
 mod errors;
 #[cfg(feature = "fault-injection")]
@@ -70,7 +71,7 @@ macro_rules! entry {
     }};
 }
 
-/// Write commands that may allocate, read-only ones, and CF.DEL (a write that never grows).
+/// Write commands that may allocate, read-only ones, and deletes (writes that never grow).
 const WRITE: &CStr = c"write deny-oom";
 const READ: &CStr = c"readonly fast";
 const WRITE_FAST: &CStr = c"write fast";
@@ -90,6 +91,8 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
         (c"bf.retire", entry!(windowed::retire), WRITE_FAST),
         (c"bf.promote", entry!(bf::promote), WRITE),
+        (c"bf.del", entry!(bf::del), WRITE_FAST),
+        (c"bf.mdel", entry!(bf::mdel), WRITE_FAST),
         (c"cf.reserve", entry!(cf::reserve), WRITE),
         (c"cf.add", entry!(cf::add), WRITE),
         (c"cf.addnx", entry!(cf::addnx), WRITE),

@@ -5,10 +5,10 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::ffi_io::Digest;
+use super::ffi_io::{Defrag, Digest};
 use super::kinds::{BloomKind, BloomValue, Info, Write};
 use super::types::BLOOM_TYPE;
-use crate::bloom::{format_g, AddError, Chain, ChunkError, HeaderError, Link};
+use crate::bloom::{format_g, AddError, Cells, Chain, ChunkError, HeaderError, Link};
 
 impl BloomValue for Chain {
     fn add_each(
@@ -29,14 +29,7 @@ impl BloomValue for Chain {
     }
 
     fn info(&self) -> Info {
-        Info {
-            capacity: self.capacity(),
-            size: self.reported_bytes(),
-            filters: self.links.len() as u64,
-            items: self.size,
-            expansion: self.is_scaling().then_some(self.growth),
-            extra: Vec::new(),
-        }
+        Info::of_chain(self)
     }
 
     fn debug_lines(&self) -> Vec<String> {
@@ -60,23 +53,54 @@ impl BloomValue for Chain {
     }
 
     fn digest(&self, digest: &mut Digest) {
-        for number in [self.size, u64::from(self.options), u64::from(self.growth)] {
+        digest_chain(self, digest);
+    }
+}
+
+impl Info {
+    /// RedisBloom's five fields of a chain, whatever its cells.
+    pub(super) fn of_chain<C: Cells>(chain: &Chain<C>) -> Info {
+        Info {
+            capacity: chain.capacity(),
+            size: chain.reported_bytes(),
+            filters: chain.links.len() as u64,
+            items: chain.size,
+            expansion: chain.is_scaling().then_some(chain.growth),
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// Every field and array of a chain, for `DEBUG DIGEST-VALUE`.
+pub(super) fn digest_chain<C: Cells>(chain: &Chain<C>, digest: &mut Digest) {
+    for number in [
+        chain.size,
+        u64::from(chain.options),
+        u64::from(chain.growth),
+    ] {
+        digest.add_int(number);
+    }
+    for link in &chain.links {
+        for number in [
+            link.entries,
+            link.error.to_bits(),
+            u64::from(link.hashes),
+            link.bpe.to_bits(),
+        ] {
             digest.add_int(number);
         }
-        for link in &self.links {
-            for number in [
-                link.entries,
-                link.error.to_bits(),
-                u64::from(link.hashes),
-                link.bpe.to_bits(),
-            ] {
-                digest.add_int(number);
-            }
-            for number in [link.bits, u64::from(link.n2), link.size] {
-                digest.add_int(number);
-            }
-            digest.add_bytes(&link.array);
+        for number in [link.bits, u64::from(link.n2), link.size] {
+            digest.add_int(number);
         }
+        digest.add_bytes(&link.array);
+    }
+}
+
+/// Moves a chain's heap blocks (active defragmentation).
+pub(super) fn relocate_chain<C: Cells>(chain: &mut Chain<C>, defrag: &Defrag) {
+    defrag.vec(&mut chain.links);
+    for link in &mut chain.links {
+        defrag.bytes(&mut link.array);
     }
 }
 
@@ -90,7 +114,7 @@ impl BloomKind for Chain {
 }
 
 /// One link's line of `BF.DEBUG`, as RedisBloom prints it.
-pub(super) fn link_line(link: &Link, force64: bool) -> String {
+pub(super) fn link_line<C: Cells>(link: &Link<C>, force64: bool) -> String {
     let bits = if link.bits == 0 {
         1u64 << link.n2
     } else {

@@ -7,7 +7,7 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use crate::bloom::Chain;
+use crate::bloom::{Cells, Chain};
 use crate::cuckoo::CuckooFilter;
 
 /// What one value contributes to the totals.
@@ -64,12 +64,15 @@ impl Totals {
 }
 
 pub static BLOOM: Totals = Totals::new();
+pub static COUNTING: Totals = Totals::new();
 pub static CUCKOO: Totals = Totals::new();
 pub static WINDOWED: Totals = Totals::new();
 /// RDB values and RESTORE payloads the loaders refused.
 pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
 /// LOADCHUNK headers and chunks refused.
 pub static REJECTED_CHUNKS: AtomicI64 = AtomicI64::new(0);
+/// Deletes from counting filters left undone because more than one link held the item.
+pub static AMBIGUOUS_DELETES: AtomicI64 = AtomicI64::new(0);
 
 /// Heap allocations made by the module since it loaded (the add and lookup paths make none).
 pub static ALLOCATIONS: AtomicI64 = AtomicI64::new(0);
@@ -103,14 +106,19 @@ pub fn saturating(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// What a chain of any cells contributes: its reported bytes, items and links.
+pub fn chain_measure<C: Cells>(chain: &Chain<C>) -> Measure {
+    Measure {
+        values: 1,
+        bytes: saturating(chain.reported_bytes()),
+        items: saturating(chain.size),
+        filters: saturating(chain.links.len() as u64),
+    }
+}
+
 impl Measured for Chain {
     fn measure(&self) -> Measure {
-        Measure {
-            values: 1,
-            bytes: saturating(self.reported_bytes()),
-            items: saturating(self.size),
-            filters: saturating(self.links.len() as u64),
-        }
+        chain_measure(self)
     }
     fn totals() -> &'static Totals {
         &BLOOM
@@ -142,9 +150,9 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
 }
 
 /// The fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 15] {
+pub fn info_fields() -> [(&'static str, i64); 20] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
-    let windowed = WINDOWED.snapshot();
+    let (windowed, counting) = (WINDOWED.snapshot(), COUNTING.snapshot());
     [
         ("bloom_filters", bloom.values),
         ("bloom_memory_bytes", bloom.bytes),
@@ -154,6 +162,14 @@ pub fn info_fields() -> [(&'static str, i64); 15] {
         ("windowed_memory_bytes", windowed.bytes),
         ("windowed_items", windowed.items),
         ("windowed_links", windowed.filters),
+        ("counting_filters", counting.values),
+        ("counting_memory_bytes", counting.bytes),
+        ("counting_items", counting.items),
+        ("counting_links", counting.filters),
+        (
+            "counting_ambiguous_deletes",
+            AMBIGUOUS_DELETES.load(Ordering::Relaxed),
+        ),
         ("cuckoo_filters", cuckoo.values),
         ("cuckoo_memory_bytes", cuckoo.bytes),
         ("cuckoo_items", cuckoo.items),

@@ -127,10 +127,7 @@ impl FilterValue for Chain {
         Chain::save(self, io);
     }
     fn relocate(&mut self, defrag: &Defrag) {
-        defrag.vec(&mut self.links);
-        for link in &mut self.links {
-            defrag.bytes(&mut link.array);
-        }
+        super::plain::relocate_chain(self, defrag);
     }
 }
 

@@ -49,6 +49,8 @@ pub enum ArgError {
     GenerationsRange,
     /// GENERATIONS for a filter that has no window.
     GenerationsWithoutWindow,
+    /// COUNTING together with a window (a counting filter does not forget).
+    CountingWithWindow,
 }
 
 /// Longest WINDOW in seconds (ten 365-day years, the core's limit).
@@ -89,6 +91,8 @@ pub struct BloomOptions {
     pub scaling: bool,
     /// A windowed filter's window (`None` for RedisBloom's filters).
     pub window: Option<WindowSpec>,
+    /// `COUNTING` (deviation D12): counters instead of bits, so items can be deleted.
+    pub counting: bool,
 }
 
 /// BF.INSERT: how to create a missing key (`None` for NOCREATE) and where the items start.
@@ -109,11 +113,14 @@ pub enum BfInfoField {
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
-/// [WINDOW seconds [GENERATIONS g]]
+/// [WINDOW seconds [GENERATIONS g]] [COUNTING]
 pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
+    // Deviation D3: keywords are looked for among the optional arguments only. RedisBloom's
+    // arity is widened by the window options only when WINDOW is there, and by COUNTING
+    // (deviation D12) only when it is there.
     let window_at = (4..args.len()).find(|i| args.is(*i, "WINDOW"));
-    // RedisBloom's arity, widened by the two window options only when WINDOW is there.
-    let most = if window_at.is_some() { 11 } else { 7 };
+    let counting = (4..args.len()).any(|i| args.is(i, "COUNTING"));
+    let most = 7 + if window_at.is_some() { 4 } else { 0 } + usize::from(counting);
     if !(4..=most).contains(&args.len()) {
         return Err(ArgError::Arity);
     }
@@ -125,16 +132,19 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     if capacity <= 0 {
         return Err(ArgError::CapacityRange);
     }
-    // Deviation D3: keywords are looked for among the optional arguments only.
     let scaling = !(4..args.len()).any(|i| args.is(i, "NONSCALING"));
     let growth = reserve_growth(args, scaling)?;
     let window = reserve_window(args, window_at)?;
+    if counting && window.is_some() {
+        return Err(ArgError::CountingWithWindow);
+    }
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
         growth,
         scaling,
         window,
+        counting,
     })
 }
 
@@ -186,6 +196,7 @@ struct InsertOptions {
     create: bool,
     window: Option<i64>,
     generations: Option<i64>,
+    counting: bool,
 }
 
 /// Where BF.INSERT goes after one option word.
@@ -195,7 +206,7 @@ enum Step {
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING]
-/// [WINDOW seconds] [GENERATIONS g] ITEMS item [item ...]
+/// [WINDOW seconds] [GENERATIONS g] [COUNTING] ITEMS item [item ...]
 ///
 /// `defaults` are the options of a filter created without them (the module's settings).
 pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfInsert, ArgError> {
@@ -210,6 +221,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         create: true,
         window: None,
         generations: None,
+        counting: defaults.counting,
     };
     let mut i = 2;
     let items_at = loop {
@@ -224,13 +236,22 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if items_at >= args.len() {
         return Err(ArgError::Arity);
     }
-    let window = insert_window(&options, defaults.window)?;
+    // A counting filter takes no window, not even the module's default one.
+    let window = if options.counting && options.window.is_none() && options.generations.is_none() {
+        None
+    } else {
+        insert_window(&options, defaults.window)?
+    };
+    if options.counting && window.is_some() {
+        return Err(ArgError::CountingWithWindow);
+    }
     let InsertOptions {
         capacity,
         error,
         expansion,
         scaling,
         create,
+        counting,
         ..
     } = options;
     if !(error > 0.0 && error < 1.0) || capacity < 1 || expansion < 1 {
@@ -243,6 +264,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         growth: expansion as u32,
         scaling,
         window,
+        counting,
     });
     Ok(BfInsert { create, items_at })
 }
@@ -269,8 +291,9 @@ fn insert_window(
 
 /// Reads the option word at `i`. RedisBloom looks only at its leading letters: `i` is ITEMS,
 /// `er` ERROR, any other `e` EXPANSION, `c` CAPACITY, `n` with `c` third NOCREATE, any other
-/// `n` NONSCALING. A repeated option overrides the earlier one. The window options are
-/// whole words (WINDOW, GENERATIONS), so no word RedisBloom refused changes meaning.
+/// `n` NONSCALING. A repeated option overrides the earlier one. The window options and
+/// COUNTING are whole words (WINDOW, GENERATIONS, COUNTING), so no word RedisBloom refused
+/// changes meaning; COUNTING comes before those rules, which would read it as CAPACITY.
 fn insert_option(
     args: &impl Argv,
     i: usize,
@@ -280,6 +303,10 @@ fn insert_option(
     let letter = |n: usize| word.get(n).map(u8::to_ascii_lowercase);
     let has_value = i + 1 < args.len();
     let is = |name: &str| word.eq_ignore_ascii_case(name.as_bytes());
+    if is("COUNTING") {
+        options.counting = true;
+        return Ok(Step::Next(i + 1));
+    }
     if is("WINDOW") || is("GENERATIONS") {
         if !has_value {
             return Err(ArgError::Arity);

@@ -19,6 +19,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     growth: DEFAULT_GROWTH,
     scaling: true,
     window: None,
+    counting: false,
 };
 
 fn insert(words: &[&str]) -> Result<BfInsert, ArgError> {
@@ -36,6 +37,7 @@ fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOption
         growth,
         scaling,
         window: None,
+        counting: false,
     }
 }
 
@@ -536,4 +538,84 @@ fn insert_window_options() {
     assert_eq!(with_defaults(&[]), window(3600, 6));
     assert_eq!(with_defaults(&["GENERATIONS", "2"]), window(3600, 2));
     assert_eq!(with_defaults(&["WINDOW", "60"]), window(60, 6));
+}
+
+fn counting(options: BloomOptions) -> BloomOptions {
+    BloomOptions {
+        counting: true,
+        ..options
+    }
+}
+
+#[test]
+fn reserve_counting_is_one_more_keyword() {
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    assert_eq!(r(&["COUNTING"]), Ok(counting(options(100, 0.01, 2, true))));
+    assert_eq!(
+        r(&["counting", "NONSCALING"]),
+        Ok(counting(options(100, 0.01, 2, false)))
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4", "NONSCALING", "COUNTING"]),
+        Err(NonScalingExpansion)
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4", "COUNTING"]),
+        Ok(counting(options(100, 0.01, 4, true)))
+    );
+    // Eight arguments only with COUNTING among them; nine never.
+    assert_eq!(
+        r(&["EXPANSION", "4", "EXPANSION", "COUNTING"]),
+        Ok(counting(options(100, 0.01, 4, true)))
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4", "NONSCALING", "COUNTING", "x"]),
+        Err(Arity)
+    );
+    assert_eq!(r(&["WINDOW", "60", "COUNTING"]), Err(CountingWithWindow));
+    // A key or error rate spelled COUNTING is not the keyword.
+    assert_eq!(
+        reserve(&["BF.RESERVE", "COUNTING", "0.01", "100"]),
+        Ok(options(100, 0.01, 2, true))
+    );
+}
+
+#[test]
+fn insert_counting_is_the_whole_word() {
+    assert_eq!(
+        created(&["BF.INSERT", "k", "COUNTING", "ITEMS", "a"]),
+        counting(DEFAULTS)
+    );
+    assert_eq!(
+        created(&["BF.INSERT", "k", "CAPACITY", "5", "counting", "ITEMS", "a"]),
+        counting(options(5, 0.01, 2, true))
+    );
+    // Any other word starting with `c` is still CAPACITY, as in RedisBloom.
+    assert_eq!(
+        created(&["BF.INSERT", "k", "COUNT", "7", "ITEMS", "a"]),
+        options(7, 0.01, 2, true)
+    );
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "COUNTING", "7", "ITEMS", "a"]),
+        Err(InsertUnknownOption)
+    );
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "COUNTING", "WINDOW", "60", "ITEMS", "a"]),
+        Err(CountingWithWindow)
+    );
+    // The module's default window does not apply to a counting filter.
+    let windowed_defaults = BloomOptions {
+        window: window(60, 4),
+        ..DEFAULTS
+    };
+    let with_default = |words: &[&str]| {
+        with_args(words, |args| parse_bf_insert(args, windowed_defaults))
+            .unwrap()
+            .create
+            .unwrap()
+    };
+    assert_eq!(
+        with_default(&["BF.INSERT", "k", "COUNTING", "ITEMS", "a"]),
+        counting(DEFAULTS)
+    );
 }

@@ -1,28 +1,11 @@
 use super::*;
 use crate::bloom::{ChunkError, HeaderError};
 use crate::rdb::MemoryRdb;
+use crate::test_rng::Rng;
 
 const NO_LIMIT: u64 = u64::MAX;
 /// A realistic Unix time in milliseconds (November 2026), not aligned on anything.
 const T0: u64 = 1_795_000_123_457;
-
-/// xorshift64*: the tests' only source of chance, seeded per case.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn params(window_ms: u64, generations: u32, capacity: u64, error: f64) -> WindowParams {
     WindowParams {
