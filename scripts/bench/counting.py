@@ -13,7 +13,8 @@ Three measurements, written to docs/bench/counting.json:
    at the peak and after the deletes, whether every item still held reads present, the
    saturated counters and the deletes left undone (more than one link held the item). Then saturation under skew: the same
    number of adds drawn from a Zipf(1) distribution over --items distinct items (hot items
-   added thousands of times), with the fraction of counters stuck at 15.
+   added thousands of times), with the fraction of counters stuck at 15, and what they cost
+   once every add is deleted again: items still read present, and the false-positive rate.
 3. Speed: usec_per_call (INFO commandstats) of BF.ADD, BF.EXISTS and BF.DEL on a counting
    filter next to BF.ADD and BF.EXISTS on a plain one (and CF.DEL on a Cuckoo filter), through
    redis-benchmark as commandstats.py drives it, at capacity 100,000 and 10,000,000, medians of
@@ -146,7 +147,7 @@ def counters(client, key):
                if part.startswith("bits:"))
 
 
-def zipf_saturation(client, distinct, adds, seed=7):
+def zipf_saturation(client, distinct, adds, probes, seed=7):
     """Saturated counters when hot items are added many times (Zipf(1) over `distinct`)."""
     rng = random.Random(seed)
     weights = [1 / (rank + 1) for rank in range(distinct)]
@@ -157,12 +158,20 @@ def zipf_saturation(client, distinct, adds, seed=7):
         key = f"zipf:{capacity_factor}"
         client.execute_command("BF.RESERVE", key, 0.01, distinct * capacity_factor,
                                "NONSCALING", "COUNTING")
-        add_all(client, "BF.MADD", key, [f"z:{d}" for d in draws])
+        adds_made = [f"z:{d}" for d in draws]
+        add_all(client, "BF.MADD", key, adds_made)
         saturated = info(client, "BF.INFO", key)["Saturated counters"]
         total = counters(client, key)
+        # What saturation costs: delete every add again; only stuck counters remain.
+        add_all(client, "BF.MDEL", key, adds_made)
+        strangers = [f"zq:{i}" for i in range(probes)]
         out[f"capacity {capacity_factor}x distinct"] = {
             "saturated": saturated, "counters": total,
             "saturated_fraction": saturated / total,
+            "items_left": info(client, "BF.INFO", key)["Number of items inserted"],
+            "distinct_still_present": hits(client, "BF.MEXISTS", key,
+                                           [f"z:{d}" for d in range(distinct)]),
+            "fp_rate_after_deleting_all": hits(client, "BF.MEXISTS", key, strangers) / probes,
         }
         client.delete(key)
     result = {"distinct": distinct, "adds": adds, "hottest_item_adds": hottest,
@@ -246,7 +255,7 @@ def main():
         memory = memory_rows(client, args.items, args.probes)
         churns = [churn(client, rate, args.churn_adds, args.churn_deletes, args.probes)
                   for rate in RATES]
-        skew = zipf_saturation(client, args.items, args.churn_adds)
+        skew = zipf_saturation(client, args.items, args.churn_adds, args.probes)
     usec = speed(args.bloomrs, args.runs, args.requests)
     settings = {key: getattr(args, key) for key in
                 ("items", "probes", "churn_adds", "churn_deletes", "runs", "requests")}
@@ -295,7 +304,10 @@ def print_tables(path):
         print(f"Zipf(1), {skew['adds']:,} adds over {skew['distinct']:,} items "
               f"(hottest added {skew['hottest_item_adds']:,} times), {label}: "
               f"{row['saturated']:,} of {row['counters']:,} counters saturated "
-              f"({percent(row['saturated_fraction'])})")
+              f"({percent(row['saturated_fraction'])}); after deleting every add, "
+              f"{row['distinct_still_present']:,} of {skew['distinct']:,} items still read "
+              f"present and the false-positive rate is "
+              f"{percent(row['fp_rate_after_deleting_all'])}")
     print()
     usec = data["usec_per_call"]
     print("| command | small (100k): usec/call | large (10M): usec/call |")
