@@ -292,6 +292,16 @@ pub fn server_binary() -> String {
         .unwrap_or_else(|| "redis-server".to_string())
 }
 
+/// Whether a server program can be run here (`--version` answers).
+pub fn installed(binary: &str) -> bool {
+    Command::new(binary)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Whether the tests run against Valkey.
 pub fn is_valkey() -> bool {
     server_binary().contains("valkey")
@@ -356,6 +366,8 @@ fn free_port() -> u16 {
 /// A server (see `server_binary`) with the module, in its own data directory, killed on drop.
 pub struct Server {
     child: Option<Child>,
+    /// The server program (`redis-server`, `valkey-server`, or a path).
+    pub binary: String,
     /// The module build this server loads.
     pub module: PathBuf,
     pub port: u16,
@@ -384,9 +396,26 @@ impl Server {
         Server::launch_in(fresh_dir(), module, &[], config)
     }
 
+    /// A server of another program than `server_binary()` (e.g. `valkey-server` while the
+    /// suite runs on `redis-server`), for tests that move data between servers.
+    pub fn build_on(binary: &str, module_args: &[&str], config: &[&str]) -> Server {
+        Server::launch_program(binary, fresh_dir(), module_path(), module_args, config)
+    }
+
     fn launch_in(dir: PathBuf, module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
+        Server::launch_program(&server_binary(), dir, module, module_args, config)
+    }
+
+    fn launch_program(
+        binary: &str,
+        dir: PathBuf,
+        module: PathBuf,
+        module_args: &[&str],
+        config: &[&str],
+    ) -> Server {
         let mut server = Server {
             child: None,
+            binary: binary.to_string(),
             module,
             port: 0,
             dir,
@@ -394,7 +423,7 @@ impl Server {
             config: config.iter().map(|s| s.to_string()).collect(),
         };
         if let Err(why) = server.launch() {
-            panic!("{} did not start: {why}", server_binary());
+            panic!("{binary} did not start: {why}");
         }
         server
     }
@@ -402,7 +431,7 @@ impl Server {
     fn launch(&mut self) -> Result<(), String> {
         for _attempt in 0..5 {
             self.port = free_port();
-            let mut command = Command::new(server_binary());
+            let mut command = Command::new(&self.binary);
             command
                 .arg("--port")
                 .arg(self.port.to_string())
@@ -428,7 +457,7 @@ impl Server {
                 .stderr(Stdio::null());
             let child = command
                 .spawn()
-                .map_err(|e| format!("cannot run {}: {e}", server_binary()))?;
+                .map_err(|e| format!("cannot run {}: {e}", self.binary))?;
             self.child = Some(child);
             if self.wait_ready() {
                 return Ok(());
@@ -475,7 +504,7 @@ impl Server {
     pub fn restart(&mut self) {
         self.kill();
         if let Err(why) = self.launch() {
-            panic!("{} did not restart: {why}", server_binary());
+            panic!("{} did not restart: {why}", self.binary);
         }
     }
 
@@ -810,9 +839,15 @@ pub fn module_payload(type_id: u64, encver: u64, fields: &[RdbField]) -> Vec<u8>
 impl Server {
     /// Starts a server whose data directory holds a copy of `rdb` as its `dump.rdb`.
     pub fn with_rdb(rdb: &Path) -> Server {
+        Server::with_rdb_on(&server_binary(), rdb)
+    }
+
+    /// `with_rdb` on another server program.
+    pub fn with_rdb_on(binary: &str, rdb: &Path) -> Server {
         let dir = fresh_dir();
         std::fs::copy(rdb, dir.join("dump.rdb")).unwrap();
-        Server::launch_in(dir, module_path(), &[], &["--dbfilename", "dump.rdb"])
+        let config = ["--dbfilename", "dump.rdb"];
+        Server::launch_program(binary, dir, module_path(), &[], &config)
     }
 }
 
