@@ -65,8 +65,13 @@ def _commandstats_panel(axis, data, size):
 
 
 def plot_commandstats(json_path):
-    """Two panels (small, large filter): usec_per_call of each command, yardsticks shaded."""
+    """Two panels (small, large filter): usec_per_call of each command, yardsticks shaded;
+    and the cost against the number of links when the grown cases ran."""
     data = _load(json_path)
+    first = next(iter(data["results"].values()))["median"]
+    drawn = plot_links(json_path) if "links 1 BF.EXISTS" in first else None
+    if "small GETBIT" not in first:
+        return drawn
     figure, axes = plt.subplots(1, 2, figsize=(11, 5))
     for axis, size in zip(axes, ("small", "large")):
         _commandstats_panel(axis, data, size)
@@ -77,6 +82,32 @@ def plot_commandstats(json_path):
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def plot_links(json_path):
+    """usec per call of BF.EXISTS and BF.ADD against the number of links of a filter holding
+    the same items, one line per module build."""
+    data = _load(json_path)
+    settings = data["settings"]
+    links = sorted(int(n) for n in settings["grown_links"])
+    figure, axis = plt.subplots(figsize=(7.5, 4.8))
+    for index, (name, entry) in enumerate(data["results"].items()):
+        median = entry["median"]
+        for command, style in (("BF.EXISTS", "-"), ("BF.ADD", "--")):
+            values = [median[f"links {n} {command}"]["usec_per_call"] for n in links]
+            axis.plot(links, values, style, marker="o", color=COLORS[index % len(COLORS)],
+                      label=f"{name}: {command}")
+            axis.annotate(f"{values[-1]:.2f}", (links[-1], values[-1]), xytext=(4, 0),
+                          textcoords="offset points", fontsize=8)
+    axis.set_xticks(links)
+    axis.set_ylim(bottom=0)
+    axis.set_xlabel("links in the filter (the same items, error rate 0.01, expansion 2)")
+    axis.set_ylabel("usec per call (median of runs, INFO commandstats)")
+    axis.set_title(f"Cost per call against links: {settings['grown_items']:,} items, "
+                   "lookups half misses")
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize=8)
+    return _save_with_caption(figure, data, json_path, "-links")
 
 
 def _save_with_caption(figure, data, json_path, suffix):
@@ -223,8 +254,9 @@ def main():
     drawn = []
     if os.path.exists(os.path.join(folder, "sparse.json")):
         drawn.append(plot_sparse_memory(os.path.join(folder, "sparse.json")))
-    if os.path.exists(os.path.join(folder, "commandstats.json")):
-        drawn.append(plot_commandstats(os.path.join(folder, "commandstats.json")))
+    for name in ("commandstats.json", "commandstats-grown.json"):
+        if os.path.exists(os.path.join(folder, name)):
+            drawn.append(plot_commandstats(os.path.join(folder, name)))
     for name in sorted(os.listdir(folder)):
         if name.startswith("feed_forget") and name.endswith(".json"):
             drawn.append(plot_forget_memory(os.path.join(folder, name)))

@@ -5,6 +5,7 @@
 use std::marker::PhantomData;
 
 use super::cells::{Bits, Cells};
+use super::probe::{Modulus, Probes};
 use super::ItemHash;
 
 /// ln(2), with the digits RedisBloom uses: the hash count is `ceil(LN2 * bpe)`, and the last
@@ -17,24 +18,9 @@ const LN2_SQUARED: f64 = 0.480_453_013_918_201;
 /// a dump asking for more is refused instead of turning every add into a long loop.
 pub const MAX_HASHES: u32 = 1100;
 
-/// Links with at most this many hash functions (every error rate down to about 1e-5) compute
-/// their probes once into a stack array and prefetch them.
-const PROBE_BATCH: usize = 16;
 /// Below this size a link's bit array stays in the CPU caches and prefetching across items
 /// would only cost time.
 const PREFETCH_MIN_BYTES: usize = 256 * 1024;
-
-/// An item's probes in one link.
-struct Probes {
-    count: usize,
-    at: [(usize, u8); PROBE_BATCH],
-}
-
-impl Probes {
-    fn iter(&self) -> impl Iterator<Item = &(usize, u8)> {
-        self.at.iter().take(self.count)
-    }
-}
 
 /// A hint to load the cache line holding `ptr`; it never faults, whatever the address.
 #[inline]
@@ -81,38 +67,8 @@ pub struct Link<C: Cells = Bits> {
     pub force64: bool,
     pub array: Box<[u8]>,
     /// Reduces probe hashes modulo `bits` (or 2^n2); derived from them.
-    reducer: Reducer,
+    modulus: Modulus,
     cells: PhantomData<C>,
-}
-
-/// `x mod d` for a fixed divisor without a division instruction: Lemire, Kaser and Kurz,
-/// "Faster remainder by direct computation" (2019), with a 128-bit constant so the result is
-/// exact for every 64-bit `x`. Every probe of every lookup takes one, so this is the hot path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Reducer {
-    divisor: u64,
-    magic: u128,
-}
-
-impl Reducer {
-    fn new(divisor: u64) -> Self {
-        // ceil(2^128 / d), which wraps to 0 for d = 1 (and every x mod 1 is 0). A zero divisor
-        // cannot pass the link validation; it would reduce everything to 0.
-        let magic = u128::MAX
-            .checked_div(u128::from(divisor))
-            .map_or(0, |q| q.wrapping_add(1));
-        Reducer { divisor, magic }
-    }
-
-    #[inline]
-    fn reduce(&self, x: u64) -> u64 {
-        let fraction = self.magic.wrapping_mul(u128::from(x));
-        let divisor = u128::from(self.divisor);
-        // The top 64 bits of the 192-bit product fraction * divisor.
-        let low = (fraction & u128::from(u64::MAX)) * divisor;
-        let high = (fraction >> 64) * divisor;
-        ((high + (low >> 64)) >> 64) as u64
-    }
 }
 
 /// The geometry of a link before its bit array exists, so sizes can be checked first.
@@ -229,7 +185,7 @@ impl<C: Cells> Link<C> {
             size,
             force64,
             array,
-            reducer: Reducer::new(Self::modulus(shape.bits, shape.n2)),
+            modulus: Modulus::new(Self::modulus(shape.bits, shape.n2)),
             cells: PhantomData,
         }
     }
@@ -247,74 +203,57 @@ impl<C: Cells> Link<C> {
         }
     }
 
-    /// The byte index and cell selector of the i-th probe.
+    /// An item's probe positions in this link, as byte index and cell selector.
     #[inline]
-    fn probe(&self, hash: ItemHash, i: u64) -> (usize, u8) {
-        let position = self
-            .reducer
-            .reduce(hash.a.wrapping_add(i.wrapping_mul(hash.b)));
-        C::locate(position)
+    fn probes(&self, hash: ItemHash) -> impl Iterator<Item = (usize, u8)> {
+        self.modulus.probes(hash, self.hashes).map(C::locate)
     }
 
     /// Every probe of an item (byte index and cell selector), for kinds that do more with
     /// their cells than set and test them.
     #[inline]
     pub fn probes_of(&self, hash: ItemHash) -> impl Iterator<Item = (usize, u8)> + '_ {
-        (0..u64::from(self.hashes)).map(move |i| self.probe(hash, i))
+        self.probes(hash)
     }
 
-    /// The probes of an item (byte index and selector), computed once: up to `PROBE_BATCH` of
-    /// them, or None for links with more hash functions (which take the plain path).
+    /// An item's first probe position.
     #[inline]
-    fn probes(&self, hash: ItemHash) -> Option<Probes> {
-        let count = usize::try_from(self.hashes)
-            .ok()
-            .filter(|k| *k <= PROBE_BATCH)?;
-        let mut probes = Probes {
-            count,
-            at: [(0, 0); PROBE_BATCH],
-        };
-        for (i, slot) in probes.at.iter_mut().take(count).enumerate() {
-            *slot = self.probe(hash, i as u64);
+    fn first_position(&self, hash: ItemHash) -> u64 {
+        self.modulus.reduce(hash.a)
+    }
+
+    /// Starts loading the bytes of an item's first `probes` probes in a link too large for
+    /// the caches, so that the cache misses of several items overlap instead of following
+    /// one another (for batches of items).
+    #[inline]
+    pub fn prefetch(&self, hash: ItemHash, probes: usize) {
+        if self.array.len() < PREFETCH_MIN_BYTES {
+            return;
         }
-        Some(probes)
-    }
-
-    /// Asks the CPU to start loading the bytes an item's probes will read, so that the cache
-    /// misses of a large link overlap instead of following one another.
-    #[inline]
-    fn prefetch_probes(&self, probes: &Probes) {
-        for (byte, _) in probes.iter() {
-            prefetch(self.array.as_ptr().wrapping_add(*byte));
+        let at = |byte: usize| prefetch(self.array.as_ptr().wrapping_add(byte));
+        if probes == 1 {
+            return at(C::locate(self.first_position(hash)).0);
         }
-    }
-
-    /// Starts loading the bytes `contains(hash)` will read (for batches of items).
-    #[inline]
-    pub fn prefetch(&self, hash: ItemHash) {
-        if self.array.len() >= PREFETCH_MIN_BYTES {
-            if let Some(probes) = self.probes(hash) {
-                self.prefetch_probes(&probes);
-            }
+        for (byte, _) in self.probes(hash).take(probes) {
+            at(byte);
         }
     }
 
     /// Whether every probed cell is occupied.
     #[inline]
     pub fn contains(&self, hash: ItemHash) -> bool {
-        // A cached link answers fastest probe by probe: an absent item usually fails at the
-        // first or second probe. A large one loads every probe at once, so the misses overlap.
-        let probes = if self.array.len() >= PREFETCH_MIN_BYTES {
-            self.probes(hash)
-        } else {
-            None
-        };
-        let Some(probes) = probes else {
-            return (0..u64::from(self.hashes)).all(|i| self.is_set(self.probe(hash, i)));
-        };
-        self.prefetch_probes(&probes);
-        let found = probes.iter().all(|probe| self.is_set(*probe));
-        found
+        // Most absent items fail at the first probe or the second, so the stride (a second
+        // reduction) is only computed once the first cell is found occupied.
+        let first = self.first_position(hash);
+        if self.hashes == 0 {
+            return true;
+        }
+        if !self.is_set(C::locate(first)) {
+            return false;
+        }
+        let mut rest: Probes = self.modulus.probes_from(first, hash, self.hashes);
+        rest.next();
+        rest.all(|position| self.is_set(C::locate(position)))
     }
 
     #[inline]
@@ -336,8 +275,8 @@ impl<C: Cells> Link<C> {
     /// with their cells than record items (a counting link takes them back).
     #[inline]
     pub fn update_cells(&mut self, hash: ItemHash, mut update: impl FnMut(&mut u8, u8)) {
-        for i in 0..u64::from(self.hashes) {
-            let (byte, selector) = self.probe(hash, i);
+        for position in self.modulus.probes(hash, self.hashes) {
+            let (byte, selector) = C::locate(position);
             if let Some(b) = self.array.get_mut(byte) {
                 update(b, selector);
             }
@@ -455,47 +394,6 @@ mod tests {
     }
 
     #[test]
-    fn reducer_is_an_exact_modulo() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut divisors = vec![
-            1u64,
-            2,
-            3,
-            7,
-            64,
-            1152,
-            4_800_000_000,
-            u64::MAX,
-            u64::MAX - 1,
-            1 << 63,
-            (1 << 63) + 1,
-        ];
-        divisors.extend((0..2000).map(|i| next() >> (i % 64)).filter(|d| *d > 0));
-        for d in divisors {
-            let reducer = Reducer::new(d);
-            let edges = [
-                0,
-                1,
-                d - 1,
-                d,
-                d.wrapping_add(1),
-                u64::MAX,
-                u64::MAX - 1,
-                d.wrapping_mul(2),
-            ];
-            for x in edges.into_iter().chain((0..500).map(|_| next())) {
-                assert_eq!(reducer.reduce(x), x % d, "{x} mod {d}");
-            }
-        }
-    }
-
-    #[test]
     fn probes_of_foo_in_a_default_link() {
         let shape = noround(100, 0.005);
         let mut link: Link = Link::allocate(&shape, true).unwrap();
@@ -512,5 +410,67 @@ mod tests {
         assert_eq!(set, expected);
         assert!(link.contains(hash));
         assert!(!link.insert(hash));
+    }
+
+    fn xorshift_from(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// RedisBloom's check written out: every bit `(a + i*b mod 2^64) mod bits` set.
+    fn naive_contains(link: &Link, hash: ItemHash) -> bool {
+        (0..u64::from(link.hashes)).all(|i| {
+            let p = hash.a.wrapping_add(i.wrapping_mul(hash.b)) % link.bits;
+            link.array[(p >> 3) as usize] & (1 << (p & 7)) != 0
+        })
+    }
+
+    /// Links of assorted sizes and hash counts, each with a share of its bits set at random.
+    fn links(count: usize, next: &mut impl FnMut() -> u64) -> Vec<Link> {
+        (0..count)
+            .map(|i| {
+                let entries = 1 + next() % 300;
+                let error = 0.5f64.powi(1 + (i % 12) as i32);
+                let shape = LinkShape::new(entries, error, OPT_NOROUND | OPT_FORCE64).unwrap();
+                let mut link = Link::allocate(&shape, true).unwrap();
+                let density = next() % 100;
+                for byte in link.array.iter_mut() {
+                    for bit in 0..8 {
+                        if next() % 100 < density {
+                            *byte |= 1 << bit;
+                        }
+                    }
+                }
+                link
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chains_answer_as_redisbloom_writes_the_check() {
+        let mut next = xorshift_from(0x9e37_79b9_7f4a_7c15);
+        let mut answers = [0; 2];
+        for count in [0, 1, 2, 3, 14, 31, 32, 33, 70] {
+            let links = links(count, &mut next);
+            for _ in 0..3000 {
+                let hash = ItemHash {
+                    a: next(),
+                    b: next(),
+                };
+                let expected = links.iter().any(|link| naive_contains(link, hash));
+                assert_eq!(
+                    links.iter().rev().any(|link| link.contains(hash)),
+                    expected,
+                    "{count} links"
+                );
+                answers[usize::from(expected)] += 1;
+            }
+        }
+        // Both answers occur often, so the comparison covers hits and misses.
+        assert!(answers.iter().all(|n| *n > 1000), "{answers:?}");
     }
 }

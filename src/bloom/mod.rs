@@ -5,6 +5,7 @@
 mod cells;
 mod dump;
 mod link;
+mod probe;
 mod rdb;
 
 pub use cells::{Bits, Cells};
@@ -22,6 +23,8 @@ use crate::hash::{murmur2, murmur64a};
 pub const MAX_LINKS: u64 = 1100;
 /// Each new link's error rate is the previous one's times this.
 pub const ERROR_TIGHTENING: f64 = 0.5;
+/// Probes prefetched ahead in a chain of one link: every probe of a 0.01 filter and more.
+const PREFETCH_ALONE: usize = 16;
 /// Bytes RedisBloom accounts for the chain itself and for each link (its C struct sizes).
 const CHAIN_OVERHEAD: u64 = 32;
 const LINK_OVERHEAD: u64 = 64;
@@ -203,11 +206,18 @@ impl<C: Cells> Chain<C> {
     }
 
     /// Starts loading what `contains_hash(hash)` will read from large links, so a batch of
-    /// lookups overlaps its cache misses.
+    /// lookups overlaps its cache misses: every probe of a lone link (an item that is there
+    /// needs them all), the first probe of each link of a grown chain (an absent item, most
+    /// lookups, fails at the first or second probe of most links).
     #[inline]
     pub fn prefetch(&self, hash: ItemHash) {
+        let probes = if self.links.len() == 1 {
+            PREFETCH_ALONE
+        } else {
+            1
+        };
         for link in self.links.iter().rev() {
-            link.prefetch(hash);
+            link.prefetch(hash, probes);
         }
     }
 
@@ -368,7 +378,16 @@ impl Chain {
 
     /// Adds an item by its hashes (see [`Chain::add`]).
     pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
-        if self.contains_hash(hash) {
+        let Some((newest, older)) = self.links.split_last() else {
+            return Err(AddError::CannotGrow);
+        };
+        if older.iter().rev().any(|link| link.contains(hash)) {
+            return Ok(false);
+        }
+        // One pass over the newest link when it has room: setting its bits tells whether they
+        // were all set already (the item was there and nothing changed), so it is not checked
+        // first.
+        if newest.size >= newest.entries && newest.contains(hash) {
             return Ok(false);
         }
         let link = self.open_link(budget)?;
