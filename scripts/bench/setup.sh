@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Installs what the benchmark suite needs: the system packages of scripts/install-deps.sh
-# (redis-server, redis-benchmark, libclang for the build), python3-venv where it is missing, and
-# .venv with the pinned packages of scripts/bench/requirements.txt (reinstalled when that changes).
+# (redis-server, redis-benchmark, libclang for the build), python3-venv and perf (linux-perf, for
+# scripts/bench/profile.py) where they are missing, and .venv with the pinned packages of
+# scripts/bench/requirements.txt (reinstalled when that changes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/install-deps.sh
 
-if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
-    if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-    echo "installing: python3-venv"
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq python3-venv >/dev/null ||
-        { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq python3-venv >/dev/null; }
-fi
+if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+apt_install() {
+    echo "installing: $1"
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$1" >/dev/null ||
+        { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "$1" >/dev/null; }
+}
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_install python3-venv
+command -v perf >/dev/null 2>&1 || apt_install linux-perf || echo "no perf: scripts/bench/profile.py will not run"
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 stamp=.venv/bench-requirements.txt

@@ -21,6 +21,33 @@ def machine_line(machine):
             f"load average at start {machine['load_average_at_start'][0]}")
 
 
+def grown_table(data):
+    """Grown filters against one link of the same items, for each module build measured."""
+    names = list(data["results"])
+    first = data["results"][names[0]]["median"]
+    links = [label.split()[1] for label in first if label.endswith(" BF.EXISTS")
+             and label.startswith("links ")]
+    header = "| case |" + "".join(f" {name}: usec/call | × one link |" for name in names)
+    lines = [header, "|---|" + "---:|---:|" * len(names)]
+
+    def row(label, one):
+        cells = []
+        for name in names:
+            median = data["results"][name]["median"]
+            cost = median[label]["usec_per_call"]
+            cells += [f"{cost:.3f}", f"{cost / median[one]['usec_per_call']:.2f}"]
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    for command in ("BF.EXISTS", "BF.ADD"):
+        lines += [row(f"links {n} {command}", f"links 1 {command}") for n in links]
+    lines += [row(f"feed {n} BF.MEXISTS", "feed 1 link BF.MEXISTS") for n in ("3 links", "1 link")]
+    filters = data["settings"]["cf_grown_filters"]
+    for command in ("CF.EXISTS", "CF.ADD", "CF.DEL"):
+        lines += [row(f"cuckoo {filters} sub-filters {command}", f"cuckoo 1 sub-filter {command}"),
+                  row(f"cuckoo 1 sub-filter {command}", f"cuckoo 1 sub-filter {command}")]
+    return "\n".join(lines)
+
+
 def commandstats_table(data):
     """One row per command: usec per call on both sizes, the GETBIT ratios and calls/s."""
     median = data["results"]["bloomrs"]["median"]
@@ -43,7 +70,7 @@ def commandstats_table(data):
 
 def targets_table(data):
     lines = ["| target | measured | |", "|---|---:|---|"]
-    for row in data["results"]["bloomrs"]["targets"]:
+    for row in next(iter(data["results"].values()))["targets"]:
         lines.append(f"| {row['target']} | {row['ratio']} | {'met' if row['met'] else 'missed'} |")
     return "\n".join(lines)
 
@@ -123,11 +150,17 @@ def forget_table(data):
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
-    stats = os.path.join(folder, "commandstats.json")
-    if os.path.exists(stats):
+    for name in ("commandstats.json", "commandstats-grown.json"):
+        stats = os.path.join(folder, name)
+        if not os.path.exists(stats):
+            continue
         data = _load(stats)
-        print(f"Server time per call — {machine_line(data['machine'])}\n")
-        print(commandstats_table(data), "\n")
+        median = next(iter(data["results"].values()))["median"]
+        print(f"{name}: server time per call — {machine_line(data['machine'])}\n")
+        if "small GETBIT" in median:
+            print(commandstats_table(data), "\n")
+        if "links 1 BF.EXISTS" in median:
+            print(grown_table(data), "\n")
         print(targets_table(data), "\n")
         comparison = comparison_table(data)
         if comparison:
