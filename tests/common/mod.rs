@@ -16,6 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+mod pair;
+pub use pair::*;
+
 /// A reply as it came over the wire.
 #[derive(Clone, PartialEq)]
 pub enum Reply {
