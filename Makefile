@@ -36,7 +36,8 @@ bench:
 fuzz:
 	scripts/fuzz.sh
 
-# The long chaos run (CHAOS_OPS operations, default 1,000,000).
+# The long chaos run (CHAOS_OPS operations, default 1,000,000), then the randomized replication
+# test for REPL_OPS operations (default 200,000) on each server.
 chaos:
 	scripts/chaos.sh
 

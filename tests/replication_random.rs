@@ -687,6 +687,10 @@ struct Run {
     errors: usize,
 }
 
+fn keys_of_diff(diff: &[(String, String)]) -> Vec<String> {
+    diff.iter().map(|(key, _)| key.clone()).collect()
+}
+
 fn push_ring(ring: &mut VecDeque<String>, line: String, len: usize) {
     if ring.len() == len {
         ring.pop_front();
@@ -961,26 +965,47 @@ impl Run {
         if !self.replica.alive() {
             return self.fail(&format!("{what}: the replica died"), &[]);
         }
-        if !self.settle() {
-            return self.fail(&format!("{what}: the primary died"), &[]);
-        }
-        if let Err(why) = self.sync() {
-            return self.fail(&format!("{what}: {why}"), &[]);
-        }
-        let primary = keyspace(&mut self.p);
-        if let Some(expected) = expected {
-            let diff = keyspace_diff(expected, &primary);
+        let compared = guarded(|| -> Result<usize, (String, Vec<(String, String)>)> {
+            if !self.settle() {
+                return Err(("the primary died".into(), Vec::new()));
+            }
+            self.sync().map_err(|why| (why, Vec::new()))?;
+            let primary = keyspace(&mut self.p);
+            if let Some(expected) = expected {
+                let diff = keyspace_diff(expected, &primary);
+                if !diff.is_empty() {
+                    return Err(("the primary changed".into(), diff));
+                }
+            }
+            let replica = keyspace(&mut self.r);
+            let diff = keyspace_diff(&primary, &replica);
             if !diff.is_empty() {
-                return self.fail_diff(&format!("{what}: the primary changed"), &diff);
+                return Err(("primary / replica differ".into(), diff));
+            }
+            Ok(primary.len())
+        });
+        match compared {
+            Ok(Ok(keys)) => {
+                self.compared += keys;
+                true
+            }
+            Ok(Err((why, diff))) if !diff.is_empty() => {
+                let diff_report = guarded(|| self.fail_diff_lines(&diff)).unwrap_or_default();
+                self.fail(
+                    &format!("{what}: {why}\n{diff_report}"),
+                    &keys_of_diff(&diff),
+                )
+            }
+            Ok(Err((why, _))) => self.fail(&format!("{what}: {why}"), &[]),
+            Err(panic) => {
+                let alive = [self.primary.alive(), self.replica.alive()];
+                let why = format!(
+                    "{panic} (primary alive: {}, replica alive: {})",
+                    alive[0], alive[1]
+                );
+                self.fail(&format!("{what}: {why}"), &[])
             }
         }
-        let replica = keyspace(&mut self.r);
-        let diff = keyspace_diff(&primary, &replica);
-        if !diff.is_empty() {
-            return self.fail_diff(&format!("{what}: primary / replica differ"), &diff);
-        }
-        self.compared += primary.len();
-        true
     }
 
     /// Waits until the replica is linked and has applied everything the primary sent.
@@ -1017,9 +1042,9 @@ impl Run {
         }
     }
 
-    fn fail_diff(&mut self, what: &str, diff: &[(String, String)]) -> bool {
-        let mut lines = vec![what.to_string()];
-        let keys: Vec<String> = diff.iter().map(|(k, _)| k.clone()).collect();
+    /// How each differing key differs, and its `BF.DEBUG`/`CF.DEBUG` on both sides.
+    fn fail_diff_lines(&mut self, diff: &[(String, String)]) -> String {
+        let mut lines = Vec::new();
         for (key, how) in diff {
             lines.push(format!("  {key}: {how}"));
             for side in [Side::Primary, Side::Replica] {
@@ -1033,7 +1058,7 @@ impl Run {
                 lines.push(format!("    {side:?}: {kind} {debug:?}"));
             }
         }
-        self.fail(&lines.join("\n"), &keys)
+        lines.join("\n")
     }
 
     /// Reports a failure: panics, or with keep-going records it and starts the pair over.
@@ -1056,7 +1081,12 @@ impl Run {
         let mut known: Vec<&String> = self.rings.keys().collect();
         known.sort();
         for key in known {
-            let quoted = [format!("'{key}'"), format!("\"{key}\""), format!(" {key} ")];
+            let quoted = [
+                format!("'{key}'"),
+                format!("\"{key}\""),
+                format!(" {key} "),
+                format!("\\n{key}\\r"),
+            ];
             if logs
                 .iter()
                 .any(|(_, log)| quoted.iter().any(|q| log.contains(q.as_str())))
@@ -1147,8 +1177,12 @@ impl Run {
     fn persist(&mut self, side: Side, command: &[&str]) -> bool {
         let args = words(command);
         let c = self.client(side);
-        c.send(&args);
-        let reply = c.try_read();
+        let reply = guarded(|| {
+            c.send(&args);
+            c.try_read()
+        })
+        .ok()
+        .flatten();
         let line = format!("{side:?}: {} -> {reply:?}", command.join(" "));
         self.event(line.clone());
         match reply {
@@ -1271,23 +1305,37 @@ fn random_writes_replicate_save_and_load_exactly() {
     let mut operations = 0;
     while operations < total {
         run.batch += 1;
-        run.between_batches();
+        if let Err(panic) = guarded(|| run.between_batches()) {
+            run.fail(&format!("settings, clocks: {panic}"), &[]);
+            continue;
+        }
         for _ in 0..BATCH {
             let op = run.work.op();
             operations += 1;
-            if !run.run_op(op) {
-                run.fail("the primary died", &[]);
-                break;
+            match guarded(|| run.run_op(op)) {
+                Ok(true) => {}
+                Ok(false) => {
+                    run.fail("the primary died", &[]);
+                    break;
+                }
+                Err(panic) => {
+                    run.fail(&panic, &[]);
+                    break;
+                }
             }
         }
         if !run.check("after the batch", None) {
             continue;
         }
         if run.batch % PERSIST_EVERY == 0 {
-            run.persistence_step();
+            if let Err(panic) = guarded(|| run.persistence_step()) {
+                run.fail(&format!("persistence step: {panic}"), &[]);
+            }
         }
     }
-    run.persistence_step();
+    if let Err(panic) = guarded(|| run.persistence_step()) {
+        run.fail(&format!("persistence step: {panic}"), &[]);
+    }
     let summary = format!(
         "replication_random: seed {seed:#x} on {}: {operations} operations ({} commands, \
          {} error replies) in {} batches, {} persistence steps, {} key \

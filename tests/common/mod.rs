@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 mod pair;
+#[allow(unused_imports)]
 pub use pair::*;
 
 /// A reply as it came over the wire.

@@ -104,9 +104,41 @@ pub fn remove_data(server: &Server) {
     let _ = std::fs::remove_dir_all(server.dir.join("appendonlydir"));
 }
 
-/// The last `lines` lines of the server's log.
+/// The last `lines` lines of the server's log before any crash report, then the crash
+/// report's reason (`Guru Meditation`, `ASSERTION FAILED`, ...) if there is one.
 pub fn log_tail(server: &Server, lines: usize) -> String {
     let log = server.log();
     let all: Vec<&str> = log.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    let report = all
+        .iter()
+        .position(|l| l.contains("BUG REPORT START"))
+        .unwrap_or(all.len());
+    let mut out: Vec<&str> = all[report.saturating_sub(lines)..report].to_vec();
+    out.extend(all[report..].iter().filter(|l| {
+        [
+            "Guru Meditation",
+            "ASSERTION FAILED",
+            "PANIC",
+            "crashed by signal",
+        ]
+        .iter()
+        .any(|reason| l.contains(reason))
+    }));
+    out.join("\n")
+}
+
+/// Runs `f`, turning a panic (a server that died under a call, a reply of an unexpected
+/// shape) into its message, silently: the caller reports it with what the servers say.
+pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic without a message".to_string())
+    });
+    std::panic::set_hook(hook);
+    result
 }
