@@ -14,6 +14,8 @@ pub mod syntax;
 pub mod windowed;
 
 #[cfg(test)]
+mod construction_tests;
+#[cfg(test)]
 mod test_rng;
 
 #[cfg(feature = "module")]

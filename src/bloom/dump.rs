@@ -67,6 +67,32 @@ impl Reader<'_> {
     }
 }
 
+/// RedisBloom's header for a chain of `size` items whose links have these shapes and item
+/// counts (a chain's own, or one described before it is built).
+pub fn encode_header(
+    size: u64,
+    options: u32,
+    growth: u32,
+    links: impl ExactSizeIterator<Item = (LinkShape, u64)>,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * links.len());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&(links.len() as u32).to_le_bytes());
+    out.extend_from_slice(&options.to_le_bytes());
+    out.extend_from_slice(&growth.to_le_bytes());
+    for (shape, link_size) in links {
+        out.extend_from_slice(&shape.bytes.to_le_bytes());
+        out.extend_from_slice(&shape.bits.to_le_bytes());
+        out.extend_from_slice(&link_size.to_le_bytes());
+        out.extend_from_slice(&shape.error.to_le_bytes());
+        out.extend_from_slice(&shape.bpe.to_le_bytes());
+        out.extend_from_slice(&shape.hashes.to_le_bytes());
+        out.extend_from_slice(&shape.entries.to_le_bytes());
+        out.push(shape.n2);
+    }
+    out
+}
+
 impl Chain {
     /// An empty chain (all bits clear) shaped as a LOADCHUNK header describes.
     pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Chain, HeaderError> {
@@ -78,22 +104,8 @@ impl Chain {
 impl<C: Cells> Chain<C> {
     /// The header SCANDUMP returns at iterator 0.
     pub fn encode_header(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * self.links.len());
-        out.extend_from_slice(&self.size.to_le_bytes());
-        out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.options.to_le_bytes());
-        out.extend_from_slice(&self.growth.to_le_bytes());
-        for link in &self.links {
-            out.extend_from_slice(&link.bytes().to_le_bytes());
-            out.extend_from_slice(&link.bits.to_le_bytes());
-            out.extend_from_slice(&link.size.to_le_bytes());
-            out.extend_from_slice(&link.error.to_le_bytes());
-            out.extend_from_slice(&link.bpe.to_le_bytes());
-            out.extend_from_slice(&link.hashes.to_le_bytes());
-            out.extend_from_slice(&link.entries.to_le_bytes());
-            out.push(link.n2);
-        }
-        out
+        let links = self.links.iter().map(|link| (link.shape(), link.size));
+        encode_header(self.size, self.options, self.growth, links)
     }
 
     /// An empty chain of `C` cells shaped as a header describes, through its checks.

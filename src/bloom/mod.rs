@@ -9,7 +9,7 @@ mod probe;
 mod rdb;
 
 pub use cells::{Bits, Cells};
-pub use dump::{Chunk, ChunkError, HeaderError, MAX_CHUNK};
+pub use dump::{encode_header, Chunk, ChunkError, HeaderError, MAX_CHUNK};
 pub use link::{
     Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
 };
@@ -149,6 +149,10 @@ impl<C: Cells> Chain<C> {
         scaling: bool,
         max_bytes: u64,
     ) -> Result<Self, CreateError> {
+        // A command never asks for expansion 0 (a chain that cannot grow), nor may any kind.
+        if growth < 1 {
+            return Err(CreateError::Invalid);
+        }
         let (options, shape) = Self::first_link(capacity, error, scaling, max_bytes)?;
         let link = Link::allocate(&shape, true)?;
         Ok(Self {

@@ -25,6 +25,13 @@ impl Counter4 {
         }
     }
 
+    /// Whether the counter can take an item back: neither empty nor saturated.
+    #[inline]
+    pub fn can_decrement(byte: u8, shift: u8) -> bool {
+        let count = Self::count(byte, shift);
+        count != 0 && count != SATURATED
+    }
+
     /// Saturated counters in an array.
     pub fn saturated_in(array: &[u8]) -> u64 {
         let sticky = |nibble: u8| u64::from(nibble == SATURATED);

@@ -102,7 +102,7 @@ impl CountingFilter {
     }
 
     /// Deletes one of an item: `Ok(true)` if its counters were decremented, `Ok(false)` if
-    /// no link holds it.
+    /// no link holds it or every counter it has is saturated (nothing could be taken back).
     pub fn delete(&mut self, item: &[u8]) -> Result<bool, DeleteError> {
         let mut outcome = Ok(false);
         self.delete_each(std::iter::once(item), |result| outcome = result);
@@ -164,8 +164,9 @@ fn add_hash(
     Ok(true)
 }
 
-/// Decrements the item's counters if exactly one link holds it; the link holds one distinct
-/// item fewer once it no longer reads the item present.
+/// Decrements the item's counters if exactly one link holds it and one of them can be taken
+/// back (not all saturated); the link holds one distinct item fewer once it no longer reads
+/// the item present.
 fn delete_hash(chain: &mut Chain<Counter4>, hash: ItemHash) -> Result<bool, DeleteError> {
     let mut holders = chain.links.iter_mut().filter(|link| link.contains(hash));
     let Some(link) = holders.next() else {
@@ -173,6 +174,16 @@ fn delete_hash(chain: &mut Chain<Counter4>, hash: ItemHash) -> Result<bool, Dele
     };
     if holders.next().is_some() {
         return Err(DeleteError::Ambiguous);
+    }
+    // Only saturated counters: nothing can be taken back, so nothing changes (the item was
+    // added more often than a counter counts, and stays present).
+    let takeable = link.probes_of(hash).any(|(byte, shift)| {
+        link.array
+            .get(byte)
+            .is_some_and(|b| Counter4::can_decrement(*b, shift))
+    });
+    if !takeable {
+        return Ok(false);
     }
     link.update_cells(hash, Counter4::decrement);
     if !link.contains(hash) && link.size > 0 {

@@ -134,7 +134,7 @@ mod tests {
             ("bf.exists", "readonly fast", "read bloom"),
             ("bf.info", "readonly fast", "read fast bloom"),
             ("bf.card", "readonly fast", "read fast bloom"),
-            ("bf.scandump", "readonly fast", "read bloom"),
+            ("bf.scandump", "readonly", "read bloom"),
             ("bf.loadchunk", "write deny-oom", "write bloom"),
             ("cf.del", "write fast", "write cuckoo"),
             ("cf.reserve", "write deny-oom", "write fast cuckoo"),

@@ -1,15 +1,16 @@
 //! Memory admission (deviation D13): the one place that decides how large a filter may become
 //! in the current command or callback. Two limits apply:
 //!
-//! - `bf.max-filter-bytes`, the absolute cap on one filter's reported size, always;
+//! - `bf.max-filter-bytes`, the absolute cap on one filter's reported size;
 //! - under `maxmemory`, what is left of it: a client command (or RESTORE, or COPY) may not
 //!   allocate more than `maxmemory` minus the memory in use, as Redis counts it for eviction.
 //!   Redis checks `deny-oom` before a command runs, while memory may still be low; this check
 //!   runs just before the allocation, with the size known.
 //!
-//! Never limited by `maxmemory`, so nothing is lost and replicas stay identical: loading an RDB
-//! or AOF (start-up, DEBUG RELOAD, a replica's full sync; the server's LOADING flag), commands
-//! from the primary (REPLICATED), and anything on a replica. Redis 7.0.15 and Valkey 8 already
+//! Both bind clients only. Never limited by either, so nothing is lost and replicas stay
+//! identical: loading an RDB or AOF (start-up, DEBUG RELOAD, a replica's full sync; the
+//! server's LOADING flag), commands from the primary (REPLICATED), and anything on a replica;
+//! only structural validation applies there. Redis 7.0.15 and Valkey 8 already
 //! leave the MAXMEMORY flag off on a replica under the default `replica-ignore-maxmemory yes`;
 //! the replica checks keep that true where a server reports it anyway, and cover RESTORE and
 //! COPY, whose callbacks cannot tell the primary from a client. (With
@@ -62,9 +63,8 @@ impl Admission {
     }
 
     /// Bytes `maxmemory` still allows this caller to allocate, or None without a limit.
-    fn headroom(&self) -> Option<u64> {
-        let caller = self.caller();
-        if !caller.maxmemory || caller.loading || caller.replicated || caller.replica {
+    fn headroom(caller: Caller) -> Option<u64> {
+        if !caller.maxmemory {
             return None;
         }
         let maxmemory = ffi_server::maxmemory();
@@ -77,9 +77,18 @@ impl Admission {
 
 impl Budget for Admission {
     fn limit(&self, current: u64) -> u64 {
-        limit(config::max_filter_bytes(), current, self.headroom())
+        let caller = self.caller();
+        if caller.loading || caller.replicated || caller.replica {
+            return STRUCTURAL_MAX_BYTES;
+        }
+        limit(config::max_filter_bytes(), current, Self::headroom(caller))
     }
 }
+
+/// What binds a write that follows the primary (its commands, loading, a replica): no
+/// configured limit, only what any setting of `bf.max-filter-bytes` could allow, so a replica
+/// or a reload never refuses what the primary applied.
+pub const STRUCTURAL_MAX_BYTES: u64 = i64::MAX as u64;
 
 /// What is left under `maxmemory` when `ratio` of it is in use.
 fn headroom(maxmemory: u64, ratio: f64) -> u64 {

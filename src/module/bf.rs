@@ -7,7 +7,7 @@ use super::admission::Admission;
 use super::config;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
-use super::kinds::{self, BloomValue, Write};
+use super::kinds::{self, Applied, BloomValue, Write};
 use super::sparse::SPARSE_TYPE;
 use super::stats;
 use super::types::BLOOM_TYPE;
@@ -19,6 +19,7 @@ use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
+use crate::syntax::ByteArgs;
 
 /// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options: the
 /// module's settings (`bf-expansion-factor` 0 means non-scaling, as in RedisBloom 8).
@@ -49,6 +50,7 @@ fn arg_error(e: ArgError) -> CommandError {
         ArgError::NonScalingExpansion => NONSCALING_EXPAND,
         ArgError::BadExpansion => BAD_EXPANSION,
         ArgError::ExpansionRange => EXPANSION_RANGE,
+        ArgError::ExpansionTooLarge => EXPANSION_TOO_LARGE,
         ArgError::InsertUnknownOption => INSERT_UNKNOWN_ARGUMENT,
         ArgError::InsertBadErrorRate => INSERT_BAD_ERROR_RATE,
         ArgError::InsertBadExpansion => INSERT_BAD_EXPANSION,
@@ -93,7 +95,7 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
     let (_, announced) = kinds::create(&mut key, &options, &mut write).map_err(create_error)?;
     write.verbatim = !announced;
     ctx.reply_ok();
-    write.finish(ctx, &mut key, key_name);
+    write.finish(ctx, &mut key, key_name, &Applied::none());
     ctx.notify(c"bf.reserve", key_name);
     Ok(())
 }
@@ -120,7 +122,9 @@ pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
     insert_items(ctx, args, spec.items_at, spec.create, true, c"bf.insert")
 }
 
-/// Adds `args[first..]` to the key, creating it with `create` when missing.
+/// Adds `args[first..]` to the key, creating it with `create` when missing. Propagates the
+/// creation as an explicit one (deviation D10), then the command when every item applied,
+/// else the applied items only (see [`Write::finish`]).
 fn insert_items(
     ctx: Ctx,
     args: Args,
@@ -141,7 +145,7 @@ fn insert_items(
             let (filter, announced) =
                 kinds::create(&mut key, &o, &mut write).map_err(create_error)?;
             if !announced {
-                write.effect(c"BF.RESERVE", reserve_args(&o));
+                announce_creation(&mut write, &o, filter.header());
             }
             changed = true;
             filter
@@ -150,9 +154,9 @@ fn insert_items(
     if multi {
         ctx.reply_array_postponed();
     }
-    let mut replied = 0;
+    let mut applied = Applied::of(args.items(first));
     filter.add_each(&mut args.items(first), &mut write, &mut |outcome| {
-        replied += 1;
+        applied.record(outcome.is_ok());
         match outcome {
             Ok(added) => {
                 changed |= added;
@@ -167,9 +171,9 @@ fn insert_items(
         }
     });
     if multi {
-        ctx.set_array_len(replied);
+        ctx.set_array_len(applied.answered());
     }
-    write.finish(ctx, &mut key, key_name);
+    write.finish(ctx, &mut key, key_name, &applied);
     if changed {
         ctx.notify(event, key_name);
     }
@@ -177,7 +181,22 @@ fn insert_items(
 }
 
 /// Deviation D10: a filter created implicitly is propagated as an explicit BF.RESERVE, so a
-/// replica or the AOF builds it with the primary's parameters, not its own defaults.
+/// replica or the AOF builds it with the primary's parameters, not its own defaults; where
+/// BF.RESERVE cannot say them all (a non-scaling filter keeps an expansion BF.RESERVE refuses
+/// to take), as `BF.LOADCHUNK key 1 <header>` of the new filter, which every copy loads
+/// through the same validator.
+fn announce_creation(write: &mut Write, options: &BloomOptions, header: Vec<u8>) {
+    let args = reserve_args(options);
+    let mut argv: Vec<&[u8]> = vec![b"BF.RESERVE", b"key"];
+    argv.extend(args.iter().map(Vec::as_slice));
+    if parse_bf_reserve(&ByteArgs(&argv)) == Ok(*options) {
+        write.effect(c"BF.RESERVE", args);
+    } else {
+        write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), header]);
+    }
+}
+
+/// BF.RESERVE's arguments after the key for `o`.
 fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
     let mut args = vec![
         format!("{:?}", o.error).into_bytes(),
@@ -248,7 +267,7 @@ fn delete_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
             }
         },
     );
-    write.finish(ctx, &mut key, key_name);
+    write.finish(ctx, &mut key, key_name, &Applied::none());
     if changed {
         ctx.notify(c"bf.del", key_name);
     }
@@ -416,7 +435,8 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
             ctx.reply_bulk(&filter.header());
             return Ok(());
         }
-        match filter.chunk_at(iter) {
+        let limit = Admission::command(ctx).limit(0);
+        match filter.chunk_at(iter, limit).map_err(create_error)? {
             Some((next, bytes)) => {
                 ctx.reply_int(next);
                 ctx.reply_bulk(&bytes);
@@ -468,12 +488,12 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
+    let admission = Admission::command(ctx);
     match kinds::lookup(&mut key) {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
         Slot::Empty => {
-            let limit = Admission::command(ctx).limit(0);
-            kinds::create_from_header(&mut key, data, limit).map_err(|e| {
+            kinds::create_from_header(&mut key, data, admission.limit(0)).map_err(|e| {
                 stats::count(&stats::REJECTED_CHUNKS);
                 match e {
                     HeaderError::BadData => BAD_DATA,
@@ -481,14 +501,17 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
                 }
             })?;
         }
-        Slot::Ours(filter) => filter.load_chunk(iter, data).map_err(|e| {
-            stats::count(&stats::REJECTED_CHUNKS);
-            match e {
-                ChunkError::BadData => BAD_DATA,
-                ChunkError::NoLink => NO_LINK,
-                ChunkError::TooBig => CHUNK_TOO_BIG,
-            }
-        })?,
+        Slot::Ours(filter) => {
+            let limit = admission.limit(filter.info().size);
+            filter.load_chunk(iter, data, limit).map_err(|e| {
+                stats::count(&stats::REJECTED_CHUNKS);
+                match e {
+                    ChunkError::BadData => BAD_DATA,
+                    ChunkError::NoLink => NO_LINK,
+                    ChunkError::TooBig => CHUNK_TOO_BIG,
+                }
+            })?
+        }
     }
     ctx.reply_ok();
     ctx.replicate_verbatim();

@@ -11,6 +11,7 @@ use super::ffi::{Args, Ctx, Key, Slot};
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
 use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};
+use crate::syntax::ByteArgs;
 
 fn create_error(e: CuckooError) -> CommandError {
     match e {
@@ -95,7 +96,7 @@ fn filter_for_insert<'k>(
         };
         let filter =
             CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
-        replicate_creation(ctx, args, &params);
+        announce_creation(ctx, args, &params, &filter);
         key.set(&CUCKOO_TYPE, filter);
         created = true;
     }
@@ -107,26 +108,28 @@ fn filter_for_insert<'k>(
 }
 
 /// Deviation D10: a filter created implicitly is propagated as an explicit CF.RESERVE, so a
-/// replica or the AOF builds it with the primary's parameters.
-fn replicate_creation(ctx: Ctx, args: Args, params: &CuckooParams) {
+/// replica or the AOF builds it with the primary's parameters; where CF.RESERVE would refuse
+/// them (a CAPACITY below twice a configured bucket size), as `CF.LOADCHUNK key 1 <header>`
+/// of the new filter, which every copy loads through the same validator.
+fn announce_creation(ctx: Ctx, args: Args, params: &CuckooParams, filter: &CuckooFilter) {
     let Some(key) = args.raw(1) else { return };
-    let capacity = params.capacity.to_string();
-    let bucket_size = params.bucket_size.to_string();
-    let max_iterations = params.max_iterations.to_string();
-    let expansion = params.expansion.to_string();
-    ctx.replicate(
-        c"CF.RESERVE",
-        key,
-        &[
-            capacity.as_bytes(),
-            b"BUCKETSIZE",
-            bucket_size.as_bytes(),
-            b"MAXITERATIONS",
-            max_iterations.as_bytes(),
-            b"EXPANSION",
-            expansion.as_bytes(),
-        ],
-    );
+    let reserve = [
+        params.capacity.to_string().into_bytes(),
+        b"BUCKETSIZE".to_vec(),
+        params.bucket_size.to_string().into_bytes(),
+        b"MAXITERATIONS".to_vec(),
+        params.max_iterations.to_string().into_bytes(),
+        b"EXPANSION".to_vec(),
+        params.expansion.to_string().into_bytes(),
+    ];
+    let reserve: Vec<&[u8]> = reserve.iter().map(Vec::as_slice).collect();
+    let mut argv: Vec<&[u8]> = vec![b"CF.RESERVE", b"key"];
+    argv.extend(&reserve);
+    if parse_cf_reserve(&ByteArgs(&argv)) == Ok(*params) {
+        ctx.replicate(c"CF.RESERVE", key, &reserve);
+    } else {
+        ctx.replicate(c"CF.LOADCHUNK", key, &[b"1", &filter.encode_header()]);
+    }
 }
 
 /// RedisBloom refuses every insert once the filter has `CF_MAX_EXPANSIONS` sub-filters.
@@ -210,9 +213,15 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     // CF.INSERT answers booleans in RESP3; CF.INSERTNX keeps its integers.
     let booleans = mode == AddMode::Add && ctx.is_resp3();
     ctx.reply_array(args.len() - items_at);
+    let mut applied = Vec::new();
+    let mut refused = false;
     for item in args.items(items_at) {
         let outcome = add_item(filter, item, mode, Admission::command(ctx));
         changed |= outcome == Ok(true);
+        match outcome {
+            Ok(_) => applied.push(item),
+            Err(_) => refused = true,
+        }
         match (outcome, booleans) {
             (Ok(inserted), true) => ctx.reply_bool(inserted),
             (Err(_), true) => ctx.reply_bool(false),
@@ -220,7 +229,19 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
             (Err(_), false) => ctx.reply_int(-1),
         }
     }
-    ctx.replicate_verbatim();
+    // A refused item changed nothing here, and a replica (never limited by memory settings)
+    // might take it: only the applied items are propagated then.
+    if !refused {
+        ctx.replicate_verbatim();
+    } else if !applied.is_empty() {
+        let command = match mode {
+            AddMode::Add => c"CF.INSERT",
+            AddMode::AddNx => c"CF.INSERTNX",
+        };
+        let mut argv: Vec<&[u8]> = vec![b"NOCREATE", b"ITEMS"];
+        argv.extend(applied);
+        ctx.replicate(command, key_name, &argv);
+    }
     if changed {
         ctx.notify(event, key_name);
     }

@@ -6,11 +6,11 @@ use std::borrow::Cow;
 use redis_module::native_types::RedisType;
 
 use super::ffi_io::{Defrag, Digest, IoReader, IoWriter};
-use super::kinds::{aof_rewrite, digest, BloomKind, BloomValue, Deletes, Info, Write};
+use super::kinds::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Write};
 use super::plain::{digest_chain, link_line, relocate_chain};
 use super::stats::{self, Measure, Measured, Totals};
 use super::types::{callbacks, FilterValue};
-use crate::bloom::{AddError, Cells, ChunkError, HeaderError};
+use crate::bloom::{AddError, Cells, ChunkError, CreateError, HeaderError};
 use crate::counting::{Counter4, CountingFilter, DeleteError, ENCODING_VERSION, MAGIC};
 use crate::rdb::LoadError;
 
@@ -95,12 +95,12 @@ impl BloomValue for CountingFilter {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        let chunk = self.chain.chunk_at(iter)?;
-        Some((chunk.next, Cow::Borrowed(chunk.bytes)))
+    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = self.chain.chunk_at(iter);
+        Ok(chunk.map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes))))
     }
 
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
+    fn load_chunk(&mut self, iter: i64, data: &[u8], _max_bytes: u64) -> Result<(), ChunkError> {
         self.chain.load_chunk(iter, data)
     }
 

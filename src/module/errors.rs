@@ -34,6 +34,8 @@ pub const NO_EXPANSION: &CStr = c"ERR no expansion";
 pub const NONSCALING_EXPAND: &CStr = c"Nonscaling filters cannot expand";
 pub const BAD_EXPANSION: &CStr = c"ERR bad expansion";
 pub const EXPANSION_RANGE: &CStr = c"ERR expansion should be greater or equal to 1";
+/// Deviation D15: RedisBloom truncates an expansion past 32 bits.
+pub const EXPANSION_TOO_LARGE: &CStr = c"ERR expansion should be at most 4294967295";
 pub const BF_COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
 pub const BF_FULL: &CStr = c"ERR non scaling filter is full";
 pub const BF_PROBLEM_INSERTING: &CStr = c"ERR problem inserting into filter";

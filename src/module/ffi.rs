@@ -402,10 +402,13 @@ impl Key {
     }
 
     /// Makes the (writable, non-empty) key expire at Unix time `at_ms`.
-    pub fn set_expire_at(&mut self, at_ms: u64) {
+    /// Sets the key to expire at `at_ms`, clamped to what the server stores (an i64);
+    /// returns the time applied, which is what a replica must be told.
+    pub fn set_expire_at(&mut self, at_ms: u64) -> i64 {
         let at = i64::try_from(at_ms).unwrap_or(i64::MAX);
         // SAFETY: `ptr` is an open key; the call fails harmlessly on an empty key.
         unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at) };
+        at
     }
 
     /// Remembers the measure of the value a write command is about to change.

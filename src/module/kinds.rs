@@ -39,6 +39,10 @@ use crate::budget::Budget;
 use crate::counting::{CountingFilter, DeleteError};
 use crate::syntax::bf::BloomOptions;
 
+/// A SCANDUMP chunk: the iterator after it and its bytes, borrowed from the value or built
+/// for the reply.
+pub(super) type Chunk<'a> = (i64, Cow<'a, [u8]>);
+
 /// What `BF.INFO` reports: RedisBloom's five fields, then the kind's own.
 pub(super) struct Info {
     pub capacity: u64,
@@ -79,10 +83,12 @@ pub(super) trait BloomValue {
     /// The SCANDUMP chunk at iterator `iter >= 1` with the iterator that follows it, or None
     /// past the end. Borrowed from the value, or built for the reply (a sparse filter's dense
     /// form).
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)>;
+    /// `TooLarge` when a chunk the kind builds would not fit `max_bytes`.
+    fn chunk_at(&self, iter: i64, max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError>;
 
-    /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError>;
+    /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`; a
+    /// kind whose chunks allocate keeps the value within `max_bytes`.
+    fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError>;
 
     /// Feeds everything the value holds to `DEBUG DIGEST-VALUE`.
     fn digest(&self, digest: &mut Digest);
@@ -223,24 +229,77 @@ pub(super) fn create_from_header(
     (kind.from_header)(key, header, max_bytes)
 }
 
-/// One command propagated to replicas and the AOF.
+/// One command propagated to replicas and the AOF, after the first `after` items.
 struct Effect {
+    after: usize,
     command: &'static CStr,
     args: Vec<Vec<u8>>,
+}
+
+/// What became of each item of a multi-item write: applied (answered without an error) or
+/// not. Items past the last answer were never processed (a batch that stopped early).
+pub(super) struct Applied<'a> {
+    items: Vec<&'a [u8]>,
+    ok: Vec<bool>,
+}
+
+impl<'a> Applied<'a> {
+    /// No item accounting: the command propagates as the write decides (`verbatim`).
+    pub fn none() -> Self {
+        Applied {
+            items: Vec::new(),
+            ok: Vec::new(),
+        }
+    }
+
+    pub fn of(items: impl Iterator<Item = &'a [u8]>) -> Self {
+        let items: Vec<&[u8]> = items.collect();
+        Applied {
+            ok: Vec::with_capacity(items.len()),
+            items,
+        }
+    }
+
+    /// Records the outcome of the next item.
+    pub fn record(&mut self, ok: bool) {
+        self.ok.push(ok);
+    }
+
+    /// Items answered so far.
+    pub fn answered(&self) -> usize {
+        self.ok.len()
+    }
+
+    /// Every item was answered, none with an error.
+    fn whole(&self) -> bool {
+        self.ok.len() == self.items.len() && self.ok.iter().all(|ok| *ok)
+    }
+
+    /// The applied items among the first `to` items, from `from` on.
+    fn between(&self, from: usize, to: usize) -> Vec<Vec<u8>> {
+        self.items
+            .iter()
+            .zip(&self.ok)
+            .take(to)
+            .skip(from)
+            .filter(|(_, ok)| **ok)
+            .map(|(item, _)| item.to_vec())
+            .collect()
+    }
 }
 
 /// What a write command decides besides the value's own change, applied by [`Write::finish`].
 pub(super) struct Write {
     /// How large the filter may become: `bf.max-filter-bytes` and, for a client, what
-    /// `maxmemory` leaves (deviation D13).
+    /// `maxmemory` leaves (deviation D13); neither binds a replayed write.
     pub admission: Admission,
     /// The primary's clock when the command started, in Unix milliseconds.
     pub now_ms: u64,
     /// The command replays the primary's decisions (from the primary, or from the AOF): it
     /// must not read the clock, and sets no expiry of its own (`PEXPIREAT` follows it).
     pub replayed: bool,
-    /// Propagate the command as received (after the effects); a kind that replaces it by
-    /// effects of its own turns this off.
+    /// Propagate the command as received when every item applied; a kind that replaces it
+    /// by effects of its own turns this off.
     pub verbatim: bool,
     /// Set the key to expire at this Unix time in milliseconds (propagated as `PEXPIREAT`).
     pub expire_at_ms: Option<u64>,
@@ -274,29 +333,58 @@ impl Write {
         }
     }
 
-    /// Queues `command key args...` for replicas and the AOF, before the command itself.
+    /// Queues `command key args...` for replicas and the AOF, before the command's items.
     pub fn effect(&mut self, command: &'static CStr, args: Vec<Vec<u8>>) {
-        self.effects.push(Effect { command, args });
+        self.effect_after(0, command, args);
     }
 
-    /// Stores the replacement, and propagates the effects, the command and then the expiry
-    /// (last, so that it finds the key whichever of them created it).
-    pub fn finish(mut self, ctx: Ctx, key: &mut Key, key_name: RawString) {
+    /// Queues `command key args...` after the first `after` items of the command (a change
+    /// of encoding in the middle of a batch).
+    pub fn effect_after(&mut self, after: usize, command: &'static CStr, args: Vec<Vec<u8>>) {
+        self.effects.push(Effect {
+            after,
+            command,
+            args,
+        });
+    }
+
+    /// Stores the replacement, and propagates exactly what the command changed: the effects,
+    /// then the command as received when every item applied and no effect falls between
+    /// them, else `BF.MADD` of the applied items around the effects (a reply that holds an
+    /// error is never propagated); then the expiry the key got (last, so that it finds the
+    /// key whichever of them created it).
+    pub fn finish(mut self, ctx: Ctx, key: &mut Key, key_name: RawString, applied: &Applied) {
         if let Some(replacement) = self.replacement.take() {
             replacement.store(key);
         }
+        let verbatim =
+            self.verbatim && applied.whole() && self.effects.iter().all(|e| e.after == 0);
+        let mut next = 0;
         for effect in &self.effects {
+            if !verbatim {
+                propagate_items(ctx, key_name, applied.between(next, effect.after));
+                next = next.max(effect.after);
+            }
             let args: Vec<&[u8]> = effect.args.iter().map(Vec::as_slice).collect();
             ctx.replicate(effect.command, key_name, &args);
         }
-        if self.verbatim {
+        if verbatim {
             ctx.replicate_verbatim();
+        } else {
+            propagate_items(ctx, key_name, applied.between(next, usize::MAX));
         }
         if let Some(at) = self.expire_at_ms {
-            key.set_expire_at(at);
-            let at = at.to_string();
+            let at = key.set_expire_at(at).to_string();
             ctx.replicate(c"PEXPIREAT", key_name, &[at.as_bytes()]);
         }
+    }
+}
+
+/// `BF.MADD key items...`: applied items, replayed where the primary applied them.
+fn propagate_items(ctx: Ctx, key_name: RawString, items: Vec<Vec<u8>>) {
+    if !items.is_empty() {
+        let args: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+        ctx.replicate(c"BF.MADD", key_name, &args);
     }
 }
 
@@ -314,7 +402,7 @@ pub(super) unsafe extern "C" fn aof_rewrite<T: BloomKind>(
         if let Some(value) = value_ref::<T>(value) {
             emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &value.header());
             let mut iter = 1;
-            while let Some((next, bytes)) = value.chunk_at(iter) {
+            while let Ok(Some((next, bytes))) = value.chunk_at(iter, u64::MAX) {
                 emit_loadchunk(io, c"BF.LOADCHUNK", key, next, &bytes);
                 iter = next;
             }

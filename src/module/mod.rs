@@ -74,6 +74,8 @@ macro_rules! entry {
 /// Write commands that may allocate, read-only ones, and deletes (writes that never grow).
 const WRITE: &CStr = c"write deny-oom";
 const READ: &CStr = c"readonly fast";
+/// Reads that copy or build up to a 16 MiB chunk for the reply.
+const READ_CHUNK: &CStr = c"readonly";
 const WRITE_FAST: &CStr = c"write fast";
 
 fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
@@ -87,7 +89,7 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"bf.info", entry!(bf::info), READ),
         (c"bf.card", entry!(bf::card), READ),
         (c"bf.debug", entry!(bf::debug), READ),
-        (c"bf.scandump", entry!(bf::scandump), READ),
+        (c"bf.scandump", entry!(bf::scandump), READ_CHUNK),
         (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
         (c"bf.retire", entry!(windowed::retire), WRITE_FAST),
         (c"bf.promote", entry!(bf::promote), WRITE),
@@ -104,7 +106,7 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"cf.del", entry!(cf::del), WRITE_FAST),
         // RedisBloom registers CF.COMPACT read-only although it rewrites the value.
         (c"cf.compact", entry!(cf::compact), READ),
-        (c"cf.scandump", entry!(cf_chunks::scandump), READ),
+        (c"cf.scandump", entry!(cf_chunks::scandump), READ_CHUNK),
         (c"cf.loadchunk", entry!(cf_chunks::loadchunk), WRITE),
         (c"cf.info", entry!(cf::info), READ),
         (c"cf.debug", entry!(cf::debug), READ),

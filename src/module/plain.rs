@@ -6,9 +6,9 @@ use std::borrow::Cow;
 use redis_module::native_types::RedisType;
 
 use super::ffi_io::{Defrag, Digest};
-use super::kinds::{BloomKind, BloomValue, Info, Write};
+use super::kinds::{BloomKind, BloomValue, Chunk, Info, Write};
 use super::types::BLOOM_TYPE;
-use crate::bloom::{format_g, AddError, Cells, Chain, ChunkError, HeaderError, Link};
+use crate::bloom::{format_g, AddError, Cells, Chain, ChunkError, CreateError, HeaderError, Link};
 
 impl BloomValue for Chain {
     fn add_each(
@@ -44,11 +44,12 @@ impl BloomValue for Chain {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        Chain::chunk_at(self, iter).map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes)))
+    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = Chain::chunk_at(self, iter);
+        Ok(chunk.map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes))))
     }
 
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
+    fn load_chunk(&mut self, iter: i64, data: &[u8], _max_bytes: u64) -> Result<(), ChunkError> {
         Chain::load_chunk(self, iter, data)
     }
 

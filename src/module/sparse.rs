@@ -8,8 +8,8 @@
 //!   place of `BF.RESERVE`, which a replica always makes dense);
 //! - adds that stay sparse replicate verbatim (a replica's limit is never below the primary's,
 //!   so it promotes no earlier);
-//! - a command that promotes replicates as `BF.MADD` of the items it added while sparse,
-//!   `BF.PROMOTE`, then `BF.MADD` of the items after the promotion.
+//! - a command that promotes replicates as `BF.MADD` of the items applied before the
+//!   promotion, `BF.PROMOTE`, then `BF.MADD` of the items applied after it.
 
 use std::borrow::Cow;
 
@@ -18,7 +18,7 @@ use redis_module::native_types::RedisType;
 use super::config;
 use super::ffi::{guard, RawString};
 use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
-use super::kinds::{digest, BloomKind, BloomValue, Info, Write};
+use super::kinds::{digest, BloomKind, BloomValue, Chunk, Info, Write};
 use super::stats::{Measure, Measured, Totals, BLOOM};
 use super::types::{callbacks, FilterValue};
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
@@ -88,20 +88,17 @@ fn limit(write: &Write) -> u64 {
 }
 
 impl Sparse {
-    /// Promotes on the item that did not fit, then adds it and the rest to the chain, which
-    /// takes the key's place; replicates the promotion at exactly this point.
+    /// Promotes on the item that did not fit (the `answered`-th of the command), then adds it
+    /// and the rest to the chain, which takes the key's place; replicates the promotion at
+    /// exactly this point (the items around it are the command's, see `Write::finish`).
     fn promote_and_add(
         &self,
         first: &[u8],
         rest: &mut dyn Iterator<Item = &[u8]>,
-        added: Vec<Vec<u8>>,
+        answered: usize,
         write: &mut Write,
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
-        write.verbatim = false;
-        if !added.is_empty() {
-            write.effect(c"BF.MADD", added);
-        }
         let Ok(mut chain) = self.promote(write.admission.limit(self.bytes())) else {
             // The dense chain does not fit the per-filter limit: like a failed scale-out,
             // every new item fails and the filter stays sparse.
@@ -119,13 +116,10 @@ impl Sparse {
             }
             return;
         };
-        write.effect(c"BF.PROMOTE", Vec::new());
-        let mut after = vec![first.to_vec()];
+        write.effect_after(answered, c"BF.PROMOTE", Vec::new());
         if answer(chain.add(first, write.admission)) {
-            let rest = rest.inspect(|item| after.push(item.to_vec()));
             chain.add_each(rest, write.admission, answer);
         }
-        write.effect(c"BF.MADD", after);
         write.replacement = Some(Box::new(chain));
     }
 }
@@ -138,23 +132,16 @@ impl BloomValue for Sparse {
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
         let most = self.max_items(limit(write)).unwrap_or(0);
-        // Items added are kept for the promotion's effects only when this batch may promote.
-        let may_promote = items
-            .size_hint()
-            .1
-            .is_none_or(|n| self.len().saturating_add(n as u64) > most);
-        let mut added = Vec::new();
+        let mut answered = 0;
         while let Some(item) = items.next() {
             let new = match self.add(item, most) {
                 Added::New => true,
                 Added::Present => false,
                 Added::Promote => {
-                    return self.promote_and_add(item, items, added, write, answer);
+                    return self.promote_and_add(item, items, answered, write, answer);
                 }
             };
-            if new && may_promote {
-                added.push(item.to_vec());
-            }
+            answered += 1;
             if !answer(Ok(new)) {
                 return;
             }
@@ -193,20 +180,19 @@ impl BloomValue for Sparse {
         )]
     }
 
+    /// The dense chain's header and chunks, so that RedisBloom can load the dump; each chunk
+    /// is built alone from the hash pairs, within the memory limits.
     fn header(&self) -> Vec<u8> {
-        self.promote(u64::MAX)
-            .map(|chain| chain.encode_header())
-            .unwrap_or_default()
+        self.dense_header()
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        let chain = self.promote(u64::MAX).ok()?;
-        let chunk = chain.chunk_at(iter)?;
-        Some((chunk.next, Cow::Owned(chunk.bytes.to_vec())))
+    fn chunk_at(&self, iter: i64, max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = self.dense_chunk_at(iter, max_bytes)?;
+        Ok(chunk.map(|(next, bytes)| (next, Cow::Owned(bytes))))
     }
 
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
-        Sparse::load_chunk(self, iter, data, config::max_filter_bytes())
+    fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
+        Sparse::load_chunk(self, iter, data, max_bytes)
     }
 
     fn digest(&self, digest: &mut Digest) {

@@ -16,7 +16,7 @@ use super::clock;
 use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use super::ffi_io::{Defrag, Digest, IoReader, IoWriter};
-use super::kinds::{self, aof_rewrite, digest, BloomKind, BloomValue, Info, Write};
+use super::kinds::{self, aof_rewrite, digest, BloomKind, BloomValue, Chunk, Info, Write};
 use super::plain::link_line;
 use super::stats::{self, Measure, Measured, Totals};
 use super::types::{callbacks, FilterValue};
@@ -133,11 +133,12 @@ impl BloomValue for Windowed {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        Windowed::chunk_at(self, iter).map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes)))
+    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = Windowed::chunk_at(self, iter);
+        Ok(chunk.map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes))))
     }
 
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
+    fn load_chunk(&mut self, iter: i64, data: &[u8], _max_bytes: u64) -> Result<(), ChunkError> {
         Windowed::load_chunk(self, iter, data)
     }
 

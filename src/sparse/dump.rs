@@ -13,7 +13,8 @@
 
 use super::rdb::{decode_hashes, encode_hashes};
 use super::{Sparse, HASH_BYTES};
-use crate::bloom::{ChunkError, HeaderError, MAX_CHUNK};
+use crate::bloom::{encode_header, Bits, Cells, ChunkError, HeaderError, Link, MAX_CHUNK};
+use crate::bloom::{CreateError, OPT_FORCE64};
 use crate::rdb::LoadError;
 
 /// The first eight bytes of every sparse header.
@@ -67,6 +68,60 @@ impl Sparse {
             Err(LoadError::TooLarge) => Err(HeaderError::TooLarge),
             Err(_) => Err(HeaderError::BadData),
         }
+    }
+
+    /// The dense chain's SCANDUMP header (what BF.SCANDUMP answers at iterator 0), from its
+    /// shape alone: nothing is built.
+    pub fn dense_header(&self) -> Vec<u8> {
+        let links = self.dense_link().map(|shape| (shape, self.len()));
+        encode_header(self.len(), self.options, self.growth, links.into_iter())
+    }
+
+    /// The dense chain's SCANDUMP chunk at iterator `iter >= 1` and the iterator after it
+    /// (None past the end), built from the hash pairs for this chunk alone: its bytes are
+    /// those of the promoted chain's array at the same place. `TooLarge` when the chunk
+    /// itself would exceed `max_bytes`.
+    pub fn dense_chunk_at(
+        &self,
+        iter: i64,
+        max_bytes: u64,
+    ) -> Result<Option<(i64, Vec<u8>)>, CreateError> {
+        let Some(shape) = self.dense_link() else {
+            return Ok(None);
+        };
+        let Some(start) = u64::try_from(iter).ok().and_then(|i| i.checked_sub(1)) else {
+            return Ok(None);
+        };
+        if start >= shape.bytes {
+            return Ok(None);
+        }
+        let len = (shape.bytes - start).min(MAX_CHUNK);
+        let (Ok(start), Ok(size), Ok(next)) = (
+            usize::try_from(start),
+            usize::try_from(len),
+            i64::try_from(len).map(|len| iter.saturating_add(len)),
+        ) else {
+            return Ok(None);
+        };
+        if len > max_bytes {
+            return Err(CreateError::TooLarge);
+        }
+        let mut chunk = Vec::new();
+        chunk
+            .try_reserve_exact(size)
+            .map_err(|_| CreateError::TooLarge)?;
+        chunk.resize(size, 0);
+        // A link without its array probes as the dense one would (no allocation).
+        let force64 = self.options & OPT_FORCE64 != 0;
+        let link = Link::<Bits>::from_parts(&shape, force64, 0, Box::default());
+        for hash in &self.hashes {
+            for (byte, selector) in link.probes_of(*hash) {
+                if let Some(cell) = byte.checked_sub(start).and_then(|at| chunk.get_mut(at)) {
+                    Bits::insert(cell, selector);
+                }
+            }
+        }
+        Ok(Some((next, chunk)))
     }
 
     /// The data chunks after the header, as `(iterator, bytes)`: the iterator is the one

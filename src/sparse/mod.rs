@@ -76,6 +76,12 @@ impl Sparse {
             options,
             hashes: Vec::new(),
         };
+        // What exists can be loaded: the loader's validator, by construction.
+        match sparse.validate(max_bytes) {
+            Ok(()) => {}
+            Err(LoadError::TooLarge) => return Err(CreateError::TooLarge),
+            Err(_) => return Err(CreateError::Invalid),
+        }
         Ok(sparse.max_items(sparse_max_bytes).map(|_| sparse))
     }
 

@@ -27,6 +27,8 @@ pub enum ArgError {
     BadExpansion,
     /// BF.RESERVE: the expansion is below 1.
     ExpansionRange,
+    /// An expansion past 32 bits (deviation D15).
+    ExpansionTooLarge,
     /// BF.INSERT: an option word starting with none of `c`, `e`, `i`, `n`.
     InsertUnknownOption,
     /// BF.INSERT: the ERROR value is not a double.
@@ -183,8 +185,9 @@ fn reserve_growth(args: &impl Argv, scaling: bool) -> Result<u32, ArgError> {
     if expansion < 1 {
         return Err(ArgError::ExpansionRange);
     }
-    // RedisBloom keeps the expansion in 32 bits.
-    Ok(expansion as u32)
+    // RedisBloom keeps the expansion in 32 bits and truncates a larger one (to 0 for 2^32,
+    // a filter that cannot grow); here it is refused (deviation D15).
+    u32::try_from(expansion).map_err(|_| ArgError::ExpansionTooLarge)
 }
 
 /// BF.INSERT's options while they are read; range-checked once all are in.
@@ -254,14 +257,15 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         counting,
         ..
     } = options;
-    if !(error > 0.0 && error < 1.0) || capacity < 1 || expansion < 1 {
+    // As in BF.RESERVE, the expansion must fit 32 bits (deviation D15).
+    let growth = u32::try_from(expansion).map_err(|_| ArgError::InsertOutOfRange)?;
+    if !(error > 0.0 && error < 1.0) || capacity < 1 || growth < 1 {
         return Err(ArgError::InsertOutOfRange);
     }
     let create = create.then_some(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
-        // As in BF.RESERVE, 32 bits.
-        growth: expansion as u32,
+        growth,
         scaling,
         window,
         counting,

@@ -58,11 +58,8 @@ fn reserve_reads_the_positional_arguments_and_keywords() {
         r(&["EXPANSION", "3", "EXPANSION"]),
         Ok(options(100, 0.01, 3, true))
     );
-    // RedisBloom keeps 32 bits of the expansion.
-    assert_eq!(
-        r(&["EXPANSION", "4294967299"]),
-        Ok(options(100, 0.01, 3, true))
-    );
+    // RedisBloom keeps 32 bits of the expansion; a larger one is refused (deviation D15).
+    assert_eq!(r(&["EXPANSION", "4294967299"]), Err(ExpansionTooLarge));
 }
 
 #[test]
@@ -110,6 +107,15 @@ fn reserve_checks_in_redisbloom_order() {
     assert_eq!(r(&["EXPANSION", "x"]), Err(BadExpansion));
     assert_eq!(r(&["EXPANSION", "0"]), Err(ExpansionRange));
     assert_eq!(r(&["EXPANSION", "-1"]), Err(ExpansionRange));
+    assert_eq!(r(&["EXPANSION", "4294967296"]), Err(ExpansionTooLarge));
+    assert_eq!(
+        r(&["EXPANSION", "9223372036854775807"]),
+        Err(ExpansionTooLarge)
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4294967295"]).map(|o| o.growth),
+        Ok(u32::MAX)
+    );
 }
 
 #[test]
@@ -288,12 +294,13 @@ fn insert_range_check_comes_after_the_items() {
         ["BF.INSERT", "k", "ERROR", "1", "ITEMS", "a"],
         ["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"],
         ["BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"],
+        ["BF.INSERT", "k", "EXPANSION", "4294967296", "ITEMS", "a"],
         ["BF.INSERT", "k", "NOCREATE", "CAPACITY", "-1", "ITEMS"],
     ];
-    for words in &ranges[..4] {
+    for words in &ranges[..5] {
         assert_eq!(insert(words), Err(InsertOutOfRange), "{words:?}");
     }
-    assert_eq!(insert(&ranges[4]), Err(Arity));
+    assert_eq!(insert(&ranges[5]), Err(Arity));
     // Range is checked even with NOCREATE.
     let nocreate = ["BF.INSERT", "k", "NOCREATE", "CAPACITY", "-1", "ITEMS", "a"];
     assert_eq!(insert(&nocreate), Err(InsertOutOfRange));

@@ -129,11 +129,17 @@ impl Windowed {
             params.scaling,
             budget,
         )?;
-        Ok(Self {
+        let filter = Self {
             params,
             slot: 0,
             ring: VecDeque::new(),
-        })
+        };
+        // What exists can be loaded: the loader's validator, by construction.
+        match filter.validate(max_bytes) {
+            Ok(()) => Ok(filter),
+            Err(LoadError::TooLarge) => Err(CreateError::TooLarge),
+            Err(_) => Err(CreateError::Invalid),
+        }
     }
 
     /// The slot `now_ms` falls in, never before the filter's own clock.
