@@ -14,7 +14,8 @@
 //! (`BF.__FAULT CLOCK` of the fault-injection build) so windowed filters change generations.
 //!
 //! `BLOOMRS_SEED` picks the seed (decimal or 0x-hex; a fixed one by default),
-//! `BLOOMRS_REPL_OPS` the number of operations (default 6,000, in batches of 100);
+//! `BLOOMRS_REPL_OPS` the number of operations (default 60,000: 600 batches of 100, a persistence
+//! step after every third, about 35 s per server);
 //! `scripts/chaos.sh` runs it longer. A failure prints the seed, the batch, what diverged or
 //! died, the last commands (with their replies) sent to each key involved, the settings and
 //! clock moves before it, and the servers' logs. `BLOOMRS_REPL_KEEP_GOING=1` reports each
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::*;
 
 const DEFAULT_SEED: u64 = 0x19_b100_5eed;
-const DEFAULT_OPS: usize = 6000;
+const DEFAULT_OPS: usize = 60_000;
 const BATCH: usize = 100;
 /// A persistence step after every this many batches.
 const PERSIST_EVERY: usize = 3;
@@ -948,7 +949,9 @@ impl Run {
         for key in keys {
             let ttl = self.p.call(&["PTTL", key.as_str()]);
             if matches!(ttl, Int(ms) if (0..30_000).contains(&ms))
-                && self.send(&words(&["DEL", &key]), &[key.clone()]).is_none()
+                && self
+                    .send(&words(&["DEL", &key]), std::slice::from_ref(&key))
+                    .is_none()
             {
                 return false;
             }
@@ -1213,7 +1216,7 @@ impl Run {
                 }
                 "DEBUG RELOAD on the replica"
             }
-            2 | 3 | 4 => {
+            2..=4 => {
                 let preamble = step % 11 == 3;
                 self.aof_on(Side::Primary, preamble);
                 if !self.persist(Side::Primary, &["BGREWRITEAOF"]) {
