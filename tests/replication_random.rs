@@ -199,6 +199,16 @@ const REPLICA_SETTINGS: &[(&str, &str)] = &[
     ("aof-use-rdb-preamble", "no"),
 ];
 
+/// How long one reply may take: every command here answers in milliseconds, so a read that
+/// waits this long is a command that never answers.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn connect(server: &Server) -> Client {
+    let mut client = server.client();
+    client.set_reply_timeout(REPLY_TIMEOUT);
+    client
+}
+
 fn unix_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -710,7 +720,7 @@ impl Run {
     fn start(seed: u64, keep_going: bool) -> Run {
         let primary = Run::launch_primary();
         let replica = Run::launch_replica(primary.port);
-        let (p, r) = (primary.client(), replica.client());
+        let (p, r) = (connect(&primary), connect(&replica));
         let mut run = Run {
             seed,
             work: Workload { rng: Rng(seed) },
@@ -773,10 +783,13 @@ impl Run {
         self.p.send(args);
         self.sent += 1;
         let reply = self.p.try_read();
-        let shown = reply.as_ref().map_or_else(
-            || "(no reply: the server died)".to_string(),
-            |r| format!("{r:?}"),
-        );
+        let shown = match &reply {
+            Some(reply) => format!("{reply:?}"),
+            None if self.primary.alive() => {
+                format!("(no reply within {} s)", REPLY_TIMEOUT.as_secs())
+            }
+            None => "(no reply: the server died)".to_string(),
+        };
         self.record(keys, args, &shown);
         reply
     }
@@ -1135,8 +1148,8 @@ impl Run {
         let port = self.primary.port;
         set_startup_replicaof(&mut self.replica, port);
         try_restart(&mut self.replica).expect("the replica starts empty");
-        self.p = self.primary.client();
-        self.r = self.replica.client();
+        self.p = connect(&self.primary);
+        self.r = connect(&self.replica);
         wait_replica_linked(&mut self.r);
         self.apply_clocks();
         self.rings.clear();
@@ -1151,14 +1164,14 @@ impl Run {
         }
         match side {
             Side::Primary => {
-                self.p = self.primary.client();
+                self.p = connect(&self.primary);
                 let port = self.primary.port;
                 set_startup_replicaof(&mut self.replica, port);
                 let port = port.to_string();
                 let reply = self.r.call(&["REPLICAOF", "127.0.0.1", port.as_str()]);
                 assert_eq!(reply, ok(), "REPLICAOF");
             }
-            Side::Replica => self.r = self.replica.client(),
+            Side::Replica => self.r = connect(&self.replica),
         }
         self.apply_clocks();
         true
@@ -1318,7 +1331,11 @@ fn random_writes_replicate_save_and_load_exactly() {
             match guarded(|| run.run_op(op)) {
                 Ok(true) => {}
                 Ok(false) => {
-                    run.fail("the primary died", &[]);
+                    let what = match run.recent.back() {
+                        Some(last) => format!("the primary died or did not answer: {last}"),
+                        None => "the primary died or did not answer".to_string(),
+                    };
+                    run.fail(&what, &[]);
                     break;
                 }
                 Err(panic) => {
