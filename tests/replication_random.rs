@@ -269,6 +269,8 @@ enum Op {
     },
     /// A transaction of single commands.
     Multi(Vec<Vec<Vec<u8>>>),
+    /// Single commands one after the other (a DEL, then a reservation).
+    Seq(Vec<Vec<Vec<u8>>>),
 }
 
 struct Workload {
@@ -294,13 +296,26 @@ impl Workload {
         let bloom = self.rng.below(BLOOM_KEYS + CUCKOO_KEYS) < BLOOM_KEYS;
         self.key(bloom)
     }
+    /// Two keys for COPY, RENAME, RESTORE: mostly of the same family.
+    fn key_pair(&mut self) -> (String, String) {
+        let source = self.any_key();
+        let target = if self.rng.chance(5) {
+            self.any_key()
+        } else {
+            self.key(source.starts_with('b'))
+        };
+        (source, target)
+    }
 
+    /// Mostly a few dozen items (repeats, hot counters), sometimes one of a thousand (filters
+    /// fill and scale out), an empty, binary or long one.
     fn item(&mut self) -> Vec<u8> {
         match self.rng.below(40) {
             0..=9 => b"hot".to_vec(),
             10 => Vec::new(),
             11 => vec![0, 255, b'\r', b'\n'],
             12 => vec![b'x'; 300],
+            13..=17 => format!("j{}", self.rng.below(1000)).into_bytes(),
             _ => format!("i{}", self.rng.below(60)).into_bytes(),
         }
     }
@@ -314,7 +329,10 @@ impl Workload {
         let key = self.key(true);
         let r = &mut self.rng;
         match r.below(100) {
-            0..=7 => Op::One(self.bf_reserve(key)),
+            0..=7 => {
+                let reserve = self.bf_reserve(key.clone());
+                self.fresh(key, reserve)
+            }
             8..=17 => {
                 let item = self.item();
                 Op::One(vec![b"BF.ADD".to_vec(), key.into_bytes(), item])
@@ -350,7 +368,11 @@ impl Workload {
                     mutate,
                 }
             }
-            52..=55 => Op::One(self.cf_reserve()),
+            52..=55 => {
+                let reserve = self.cf_reserve();
+                let key = String::from_utf8_lossy(&reserve[1]).into_owned();
+                self.fresh(key, reserve)
+            }
             56..=62 => {
                 let name = if self.rng.chance(3) {
                     "CF.ADDNX"
@@ -408,7 +430,7 @@ impl Workload {
                 }
             }
             82..=84 => {
-                let (source, target) = (self.any_key(), self.any_key());
+                let (source, target) = self.key_pair();
                 let mut args = words(&["COPY", &source, &target]);
                 if self.rng.chance(2) {
                     args.push(b"REPLACE".to_vec());
@@ -416,7 +438,7 @@ impl Workload {
                 Op::One(args)
             }
             85..=87 => {
-                let (source, target) = (self.any_key(), self.any_key());
+                let (source, target) = self.key_pair();
                 let ttl = self.rng.pick(&["0", "0", "100000000"]);
                 let mut extra = Vec::new();
                 if !self.rng.chance(4) {
@@ -433,7 +455,7 @@ impl Workload {
                 }
             }
             88 => {
-                let (source, target) = (self.any_key(), self.any_key());
+                let (source, target) = self.key_pair();
                 Op::One(words(&["RENAME", &source, &target]))
             }
             89..=90 => {
@@ -452,16 +474,35 @@ impl Workload {
                 // Large filters, so memory meets the primary's maxmemory and
                 // max-filter-bytes: scale-outs and creations are refused there.
                 let key = self.key(true);
-                let capacity = self.rng.pick(&["20000", "50000", "100000", "400000"]);
-                let mut args = words(&["BF.RESERVE", &key, "0.01", capacity]);
+                let mut args = if self.rng.chance(3) {
+                    // A small first link whose next one is large: adds of new items scale
+                    // out, refused past max-filter-bytes or what maxmemory leaves.
+                    let capacity = self.rng.pick(&["20", "50"]);
+                    let expansion = self.rng.pick(&["1024", "8192", "32768"]);
+                    words(&["BF.RESERVE", &key, "0.01", capacity, "EXPANSION", expansion])
+                } else {
+                    let capacity = self
+                        .rng
+                        .pick(&["20000", "100000", "400000", "800000", "1000000"]);
+                    words(&["BF.RESERVE", &key, "0.01", capacity])
+                };
                 match self.rng.below(4) {
                     0 => args.extend(words(&["EXPANSION", "4"])),
                     1 => args.push(b"COUNTING".to_vec()),
                     2 => args.extend(words(&["WINDOW", "3600", "GENERATIONS", "2"])),
                     _ => {}
                 }
-                Op::One(args)
+                self.fresh(key, args)
             }
+        }
+    }
+
+    /// A creation, half the time on a key just deleted (so it is not refused as existing).
+    fn fresh(&mut self, key: String, create: Vec<Vec<u8>>) -> Op {
+        if self.rng.chance(2) {
+            Op::Seq(vec![words(&["DEL", &key]), create])
+        } else {
+            Op::One(create)
         }
     }
 
@@ -696,7 +737,14 @@ struct Run {
     compared: usize,
     /// Error replies the primary gave.
     errors: usize,
+    /// How many of each error reply (its first words), for the summary.
+    error_kinds: BTreeMap<String, usize>,
+    /// How many of the key comparisons were of each type.
+    kinds: BTreeMap<String, usize>,
 }
+
+/// Why a check failed, and the keys that differ (with how).
+type Mismatch = (String, Vec<(String, String)>);
 
 fn keys_of_diff(diff: &[(String, String)]) -> Vec<String> {
     diff.iter().map(|(key, _)| key.clone()).collect()
@@ -740,6 +788,8 @@ impl Run {
             steps: 0,
             compared: 0,
             errors: 0,
+            error_kinds: BTreeMap::new(),
+            kinds: BTreeMap::new(),
         };
         wait_replica_linked(&mut run.r);
         run
@@ -769,6 +819,11 @@ impl Run {
     fn record(&mut self, keys: &[String], args: &[Vec<u8>], reply: &str) {
         if reply.starts_with("Error(") {
             self.errors += 1;
+        }
+        // Errors at the top and inside arrays (a partly applied multi-item write).
+        for error in reply.split("Error(\"").skip(1) {
+            let text: String = error.chars().take_while(|c| *c != '"').take(40).collect();
+            *self.error_kinds.entry(text).or_default() += 1;
         }
         let line = format!("{} -> {reply}", show(args));
         for key in keys {
@@ -816,6 +871,9 @@ impl Run {
                 let keys = Run::keys_of(&args);
                 self.send(&args, &keys).is_some()
             }
+            Op::Seq(commands) => commands
+                .iter()
+                .all(|command| self.send(command, &Run::keys_of(command)).is_some()),
             Op::Multi(commands) => {
                 let keys: Vec<String> = commands.iter().flat_map(|c| Run::keys_of(c)).collect();
                 if self.send(&words(&["MULTI"]), &keys).is_none() {
@@ -981,7 +1039,7 @@ impl Run {
         if !self.replica.alive() {
             return self.fail(&format!("{what}: the replica died"), &[]);
         }
-        let compared = guarded(|| -> Result<usize, (String, Vec<(String, String)>)> {
+        let compared = guarded(|| -> Result<Vec<String>, Mismatch> {
             if !self.settle() {
                 return Err(("the primary died".into(), Vec::new()));
             }
@@ -998,11 +1056,17 @@ impl Run {
             if !diff.is_empty() {
                 return Err(("primary / replica differ".into(), diff));
             }
-            Ok(primary.len())
+            Ok(primary
+                .values()
+                .map(|state| state.kind.clone())
+                .collect::<Vec<_>>())
         });
         match compared {
-            Ok(Ok(keys)) => {
-                self.compared += keys;
+            Ok(Ok(kinds)) => {
+                self.compared += kinds.len();
+                for kind in kinds {
+                    *self.kinds.entry(kind).or_default() += 1;
+                }
                 true
             }
             Ok(Err((why, diff))) if !diff.is_empty() => {
@@ -1369,6 +1433,13 @@ fn random_writes_replicate_save_and_load_exactly() {
         started.elapsed().as_secs_f64()
     );
     println!("{summary}");
+    println!("replication_random: key types compared: {:?}", run.kinds);
+    let mut errors: Vec<(&String, &usize)> = run.error_kinds.iter().collect();
+    errors.sort_by(|a, b| b.1.cmp(a.1));
+    println!(
+        "replication_random: most frequent errors: {:?}",
+        &errors[..errors.len().min(60)]
+    );
     assert!(
         run.failures.is_empty(),
         "{} failures (reported above): {:#?}",
