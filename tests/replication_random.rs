@@ -826,7 +826,10 @@ impl Run {
             *self.error_kinds.entry(text).or_default() += 1;
         }
         let line = format!("{} -> {reply}", show(args));
-        for key in keys {
+        let mut keys = keys.to_vec();
+        keys.sort();
+        keys.dedup();
+        for key in &keys {
             let ring = self.rings.entry(key.clone()).or_default();
             push_ring(ring, line.clone(), RING);
         }
