@@ -13,6 +13,10 @@
 //! Settings change mid-run with `CONFIG SET` on either side, and the primary's clock moves
 //! (`BF.__FAULT CLOCK` of the fault-injection build) so windowed filters change generations.
 //!
+//! A seed sends the same commands every run, except that times (`BF.RETIRE`, `RESTORE ...
+//! ABSTTL`) are taken from the clock; keys about to expire are deleted (on the primary) before a
+//! comparison, so an expiry cannot race it.
+//!
 //! `BLOOMRS_SEED` picks the seed (decimal or 0x-hex; a fixed one by default),
 //! `BLOOMRS_REPL_OPS` the number of operations (default 60,000: 600 batches of 100, a persistence
 //! step after every third, about 35 s per server);
