@@ -18,8 +18,8 @@
 //! comparison, so an expiry cannot race it.
 //!
 //! `BLOOMRS_SEED` picks the seed (decimal or 0x-hex; a fixed one by default),
-//! `BLOOMRS_REPL_OPS` the number of operations (default 60,000: 600 batches of 100, a persistence
-//! step after every third, about 35 s per server);
+//! `BLOOMRS_REPL_OPS` the number of operations (default 50,000: 500 batches of 100, a persistence
+//! step after every third, about 30 s per server on a quiet machine);
 //! `scripts/chaos.sh` runs it longer. A failure prints the seed, the batch, what diverged or
 //! died, the last commands (with their replies) sent to each key involved, the settings and
 //! clock moves before it, and the servers' logs. `BLOOMRS_REPL_KEEP_GOING=1` reports each
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::*;
 
 const DEFAULT_SEED: u64 = 0x19_b100_5eed;
-const DEFAULT_OPS: usize = 60_000;
+const DEFAULT_OPS: usize = 50_000;
 const BATCH: usize = 100;
 /// A persistence step after every this many batches.
 const PERSIST_EVERY: usize = 3;
