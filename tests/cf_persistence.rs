@@ -394,7 +394,16 @@ fn propagation_to_the_aof() {
         strings(&["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"]),
         strings(&["CF.RESERVE", "full", "4", "EXPANSION", "0"]),
         // i4 did not fit (-1): only the items applied are propagated.
-        strings(&["CF.INSERT", "full", "NOCREATE", "ITEMS", "i0", "i1", "i2", "i3"]),
+        strings(&[
+            "CF.INSERT",
+            "full",
+            "NOCREATE",
+            "ITEMS",
+            "i0",
+            "i1",
+            "i2",
+            "i3",
+        ]),
         strings(&["CF.DEL", "auto", "nothing"]),
         strings(&["CF.COMPACT", "auto"]),
     ];

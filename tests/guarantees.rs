@@ -367,6 +367,21 @@ fn a_sparse_dump_builds_one_chunk_at_a_time() {
         );
     }
     drop(chunks);
+    // A chunk over the limits is refused as a whole reply; the connection goes on.
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "1024"),
+        ok()
+    );
+    assert_eq!(call!(c, "BF.SCANDUMP", "big", "0").array()[0], Int(1));
+    assert_eq!(
+        call!(c, "BF.SCANDUMP", "big", "1"),
+        err("ERR Insufficient memory to create filter")
+    );
+    assert_eq!(call!(c, "PING"), Simple("PONG".into()));
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "4gb"),
+        ok()
+    );
     assert_eq!(call!(c, "BF.PROMOTE", "big"), Int(1));
     assert_eq!(
         call!(c, "DEBUG", "DIGEST-VALUE", "copy"),
@@ -528,4 +543,77 @@ fn a_full_sparse_filter_propagates_nothing_it_refused() {
         Array(vec![Int(1), Int(1), full])
     );
     pair.assert_identical();
+}
+
+/// Found by the randomized replication test: settings that read a command's options (a
+/// default window makes `GENERATIONS` alone valid) or limit it (`cf-max-expansions`) are the
+/// primary's to apply; a replica with other settings takes what the primary did.
+#[test]
+fn a_replicas_settings_never_refuse_the_primary() {
+    let mut pair = Pair::new(
+        &["--bf.bf-window", "3600"],
+        &["--bf.cf-max-expansions", "1"],
+    );
+    let p = &mut pair.p;
+    assert_eq!(
+        call!(p, "BF.INSERT", "k", "GENERATIONS", "4", "ITEMS", "a"),
+        Array(vec![Int(1)])
+    );
+    assert_eq!(
+        call!(p, "BF.RESERVE", "w", "0.01", "100", "WINDOW", "60"),
+        ok()
+    );
+    assert_eq!(
+        call!(p, "BF.INSERT", "w", "GENERATIONS", "8", "ITEMS", "a"),
+        Array(vec![Int(1)])
+    );
+    assert_eq!(
+        call!(
+            p,
+            "CF.RESERVE",
+            "c",
+            "4",
+            "BUCKETSIZE",
+            "1",
+            "EXPANSION",
+            "1"
+        ),
+        ok()
+    );
+    let reply = call!(
+        p,
+        "CF.INSERT",
+        "c",
+        "ITEMS",
+        "a",
+        "b",
+        "c",
+        "d",
+        "e",
+        "f",
+        "g",
+        "h"
+    );
+    assert_eq!(reply, Array(vec![Int(1); 8]));
+    assert_eq!(call!(p, "CF.ADD", "c", "i"), Int(1));
+    pair.assert_identical();
+}
+
+/// Loading never refuses what the server holds, whatever its limits became since.
+#[test]
+fn a_lowered_cap_never_refuses_loading() {
+    let mut pair = Pair::new(&[], &[]);
+    let p = &mut pair.p;
+    assert_eq!(call!(p, "CF.RESERVE", "c", "100000"), ok());
+    assert_eq!(call!(p, "BF.RESERVE", "b", "0.01", "100000"), ok());
+    assert_eq!(
+        call!(p, "CONFIG", "SET", "bf.max-filter-bytes", "64kb"),
+        ok()
+    );
+    assert_eq!(
+        call!(p, "BF.RESERVE", "refused", "0.01", "100000"),
+        err("ERR Insufficient memory to create filter")
+    );
+    pair.assert_identical();
+    assert_eq!(call!(pair.p, "EXISTS", "b", "c"), Int(2));
 }

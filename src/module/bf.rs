@@ -113,7 +113,14 @@ pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() < 3 {
         return Err(CommandError::Arity);
     }
-    insert_items(ctx, args, 2, Some(default_options()), Reply::Each, c"bf.madd")
+    insert_items(
+        ctx,
+        args,
+        2,
+        Some(default_options()),
+        Reply::Each,
+        c"bf.madd",
+    )
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
