@@ -275,7 +275,9 @@ fn propagation() {
             "BF.RESERVE auto",
             "BF.ADD auto",
             "BF.RESERVE ins",
-            "BF.INSERT ins",
+            // BF.INSERT's items, without the options a replica would read against its own
+            // settings.
+            "BF.MADD ins",
             "BF.LOADCHUNK lc",
         ]
     );

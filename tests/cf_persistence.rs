@@ -393,7 +393,17 @@ fn propagation_to_the_aof() {
         strings(&["CF.INSERT", "ins", "CAPACITY", "100", "ITEMS", "a", "b"]),
         strings(&["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"]),
         strings(&["CF.RESERVE", "full", "4", "EXPANSION", "0"]),
-        strings(&["CF.INSERT", "full", "ITEMS", "i0", "i1", "i2", "i3", "i4"]),
+        // i4 did not fit (-1): only the items applied are propagated.
+        strings(&[
+            "CF.INSERT",
+            "full",
+            "NOCREATE",
+            "ITEMS",
+            "i0",
+            "i1",
+            "i2",
+            "i3",
+        ]),
         strings(&["CF.DEL", "auto", "nothing"]),
         strings(&["CF.COMPACT", "auto"]),
     ];

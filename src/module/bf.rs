@@ -105,7 +105,7 @@ pub fn add(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() != 3 {
         return Err(CommandError::Arity);
     }
-    insert_items(ctx, args, 2, Some(default_options()), false, c"bf.add")
+    insert_items(ctx, args, 2, Some(default_options()), Reply::One, c"bf.add")
 }
 
 /// BF.MADD key item [item ...]
@@ -113,13 +113,34 @@ pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() < 3 {
         return Err(CommandError::Arity);
     }
-    insert_items(ctx, args, 2, Some(default_options()), true, c"bf.madd")
+    insert_items(
+        ctx,
+        args,
+        2,
+        Some(default_options()),
+        Reply::Each,
+        c"bf.madd",
+    )
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
     let spec = parse_bf_insert(&args, default_options()).map_err(arg_error)?;
-    insert_items(ctx, args, spec.items_at, spec.create, true, c"bf.insert")
+    let reply = Reply::EachPropagatingItems;
+    insert_items(ctx, args, spec.items_at, spec.create, reply, c"bf.insert")
+}
+
+/// How an add command replies, and what it propagates when every item applied.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    /// One integer (BF.ADD); the command is propagated.
+    One,
+    /// An array (BF.MADD); the command is propagated.
+    Each,
+    /// An array (BF.INSERT), and the items are propagated as `BF.MADD`: the options were read
+    /// against this server's settings (`bf-window` decides whether `GENERATIONS` alone is
+    /// valid), which a replica must not read them against again.
+    EachPropagatingItems,
 }
 
 /// Adds `args[first..]` to the key, creating it with `create` when missing. Propagates the
@@ -130,12 +151,16 @@ fn insert_items(
     args: Args,
     first: usize,
     create: Option<BloomOptions>,
-    multi: bool,
+    reply: Reply,
     event: &CStr,
 ) -> CommandResult {
+    let multi = reply != Reply::One;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let mut write = Write::new(ctx);
+    if reply == Reply::EachPropagatingItems {
+        write.verbatim = false;
+    }
     let mut changed = false;
     let filter = match (kinds::lookup(&mut key), create) {
         (Slot::Ours(filter), _) => filter,
@@ -154,7 +179,7 @@ fn insert_items(
     if multi {
         ctx.reply_array_postponed();
     }
-    let mut applied = Applied::of(args.items(first));
+    let mut applied = Applied::of(args, first);
     filter.add_each(&mut args.items(first), &mut write, &mut |outcome| {
         applied.record(outcome.is_ok());
         match outcome {
@@ -429,14 +454,17 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
     with_filter(ctx, args, |filter| {
         // RedisBloom reads the iterator only once the key is found.
         let iter = parse_bf_scandump_iterator(&args).map_err(arg_error)?;
-        ctx.reply_array(2);
         if iter == 0 {
+            ctx.reply_array(2);
             ctx.reply_int(1);
             ctx.reply_bulk(&filter.header());
             return Ok(());
         }
+        // The chunk first: a refusal is the whole reply.
         let limit = Admission::command(ctx).limit(0);
-        match filter.chunk_at(iter, limit).map_err(create_error)? {
+        let chunk = filter.chunk_at(iter, limit).map_err(create_error)?;
+        ctx.reply_array(2);
+        match chunk {
             Some((next, bytes)) => {
                 ctx.reply_int(next);
                 ctx.reply_bulk(&bytes);

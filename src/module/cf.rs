@@ -132,9 +132,11 @@ fn announce_creation(ctx: Ctx, args: Args, params: &CuckooParams, filter: &Cucko
     }
 }
 
-/// RedisBloom refuses every insert once the filter has `CF_MAX_EXPANSIONS` sub-filters.
-fn check_expansions(filter: &CuckooFilter) -> CommandResult {
-    if u64::from(filter.num_filters()) >= config::cf_max_expansions() {
+/// RedisBloom refuses every insert once the filter has `CF_MAX_EXPANSIONS` sub-filters. A
+/// configured limit binds clients: a command from the primary or the AOF is never refused by
+/// it (the primary decided under its own setting).
+fn check_expansions(ctx: Ctx, filter: &CuckooFilter) -> CommandResult {
+    if !ctx.is_replayed() && u64::from(filter.num_filters()) >= config::cf_max_expansions() {
         return Err(CF_MAX_EXPANSIONS_REACHED.into());
     }
     Ok(())
@@ -171,7 +173,7 @@ fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
     let mut key = ctx.open_key(key_name, true);
     let default_capacity = default_params().capacity;
     let (filter, created) = filter_for_insert(ctx, args, &mut key, Some(default_capacity))?;
-    let outcome = check_expansions(filter).and_then(|()| {
+    let outcome = check_expansions(ctx, filter).and_then(|()| {
         add_item(filter, args.bytes(2), mode, Admission::command(ctx)).map_err(|e| match e {
             InsertError::Full => CF_FULL.into(),
             InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY.into(),
@@ -204,7 +206,7 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     let mut key = ctx.open_key(key_name, true);
     let (filter, created) = filter_for_insert(ctx, args, &mut key, capacity)?;
     let mut changed = created;
-    if let Err(e) = check_expansions(filter) {
+    if let Err(e) = check_expansions(ctx, filter) {
         if changed {
             ctx.notify(event, key_name);
         }
@@ -213,14 +215,12 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     // CF.INSERT answers booleans in RESP3; CF.INSERTNX keeps its integers.
     let booleans = mode == AddMode::Add && ctx.is_resp3();
     ctx.reply_array(args.len() - items_at);
-    let mut applied = Vec::new();
-    let mut refused = false;
-    for item in args.items(items_at) {
+    let mut refused = Vec::new();
+    for (at, item) in args.items(items_at).enumerate() {
         let outcome = add_item(filter, item, mode, Admission::command(ctx));
         changed |= outcome == Ok(true);
-        match outcome {
-            Ok(_) => applied.push(item),
-            Err(_) => refused = true,
+        if outcome.is_err() {
+            refused.push(at);
         }
         match (outcome, booleans) {
             (Ok(inserted), true) => ctx.reply_bool(inserted),
@@ -231,16 +231,24 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     }
     // A refused item changed nothing here, and a replica (never limited by memory settings)
     // might take it: only the applied items are propagated then.
-    if !refused {
+    if refused.is_empty() {
         ctx.replicate_verbatim();
-    } else if !applied.is_empty() {
-        let command = match mode {
-            AddMode::Add => c"CF.INSERT",
-            AddMode::AddNx => c"CF.INSERTNX",
-        };
-        let mut argv: Vec<&[u8]> = vec![b"NOCREATE", b"ITEMS"];
-        argv.extend(applied);
-        ctx.replicate(command, key_name, &argv);
+    } else {
+        // `refused` is in increasing order: one walk beside the items.
+        let mut next_refused = refused.iter().peekable();
+        let applied: Vec<&[u8]> = (args.items(items_at).enumerate())
+            .filter(|(at, _)| next_refused.next_if_eq(&at).is_none())
+            .map(|(_, item)| item)
+            .collect();
+        if !applied.is_empty() {
+            let command = match mode {
+                AddMode::Add => c"CF.INSERT",
+                AddMode::AddNx => c"CF.INSERTNX",
+            };
+            let mut argv: Vec<&[u8]> = vec![b"NOCREATE", b"ITEMS"];
+            argv.extend(applied);
+            ctx.replicate(command, key_name, &argv);
+        }
     }
     if changed {
         ctx.notify(event, key_name);

@@ -30,7 +30,7 @@ use redis_module::raw;
 
 use super::admission::Admission;
 use super::counting::COUNTING_TYPE;
-use super::ffi::{guard, Ctx, Key, Member, RawString, Slot};
+use super::ffi::{guard, Args, Ctx, Key, Member, RawString, Slot};
 use super::ffi_io::{emit_loadchunk, value_ref, Digest};
 use super::stats::Measured;
 use super::types::FilterValue;
@@ -237,53 +237,67 @@ struct Effect {
 }
 
 /// What became of each item of a multi-item write: applied (answered without an error) or
-/// not. Items past the last answer were never processed (a batch that stopped early).
+/// not. Items past the last answer were never processed (a batch that stopped early). Nothing
+/// is allocated unless an item fails.
 pub(super) struct Applied<'a> {
-    items: Vec<&'a [u8]>,
-    ok: Vec<bool>,
+    /// The command's arguments and where its items start; None: no item accounting.
+    items: Option<(Args<'a>, usize)>,
+    answered: usize,
+    /// Items answered with an error, by position.
+    failed: Vec<usize>,
 }
 
 impl<'a> Applied<'a> {
     /// No item accounting: the command propagates as the write decides (`verbatim`).
     pub fn none() -> Self {
         Applied {
-            items: Vec::new(),
-            ok: Vec::new(),
+            items: None,
+            answered: 0,
+            failed: Vec::new(),
         }
     }
 
-    pub fn of(items: impl Iterator<Item = &'a [u8]>) -> Self {
-        let items: Vec<&[u8]> = items.collect();
+    /// The items `args[first..]`.
+    pub fn of(args: Args<'a>, first: usize) -> Self {
         Applied {
-            ok: Vec::with_capacity(items.len()),
-            items,
+            items: Some((args, first)),
+            ..Self::none()
         }
     }
 
     /// Records the outcome of the next item.
     pub fn record(&mut self, ok: bool) {
-        self.ok.push(ok);
+        if !ok {
+            self.failed.push(self.answered);
+        }
+        self.answered += 1;
     }
 
     /// Items answered so far.
     pub fn answered(&self) -> usize {
-        self.ok.len()
+        self.answered
     }
 
     /// Every item was answered, none with an error.
     fn whole(&self) -> bool {
-        self.ok.len() == self.items.len() && self.ok.iter().all(|ok| *ok)
+        match self.items {
+            None => true,
+            Some((args, first)) => {
+                self.failed.is_empty() && first.saturating_add(self.answered) >= args.len()
+            }
+        }
     }
 
     /// The applied items among the first `to` items, from `from` on.
-    fn between(&self, from: usize, to: usize) -> Vec<Vec<u8>> {
-        self.items
-            .iter()
-            .zip(&self.ok)
-            .take(to)
-            .skip(from)
-            .filter(|(_, ok)| **ok)
-            .map(|(item, _)| item.to_vec())
+    fn between(&self, from: usize, to: usize) -> Vec<&'a [u8]> {
+        let Some((args, first)) = self.items else {
+            return Vec::new();
+        };
+        // `failed` is in increasing order: one walk beside the items.
+        let mut next_failed = self.failed.iter().skip_while(|at| **at < from).peekable();
+        (from..to.min(self.answered))
+            .filter(|at| next_failed.next_if_eq(&at).is_none())
+            .map(|at| args.bytes(first + at))
             .collect()
     }
 }
@@ -381,10 +395,9 @@ impl Write {
 }
 
 /// `BF.MADD key items...`: applied items, replayed where the primary applied them.
-fn propagate_items(ctx: Ctx, key_name: RawString, items: Vec<Vec<u8>>) {
+fn propagate_items(ctx: Ctx, key_name: RawString, items: Vec<&[u8]>) {
     if !items.is_empty() {
-        let args: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
-        ctx.replicate(c"BF.MADD", key_name, &args);
+        ctx.replicate(c"BF.MADD", key_name, &items);
     }
 }
 
