@@ -38,6 +38,9 @@ const BATCH: usize = 100;
 const PERSIST_EVERY: usize = 3;
 /// Commands remembered per key for the failure report.
 const RING: usize = 20;
+/// Commands remembered in all (more than a batch sends): a replica that died on one of them
+/// names only the command.
+const RECENT: usize = 160;
 
 /// Bloom keys, Cuckoo keys: few, so every key is hit again and again.
 const BLOOM_KEYS: usize = 8;
@@ -837,7 +840,7 @@ impl Run {
             let ring = self.rings.entry(key.clone()).or_default();
             push_ring(ring, line.clone(), RING);
         }
-        push_ring(&mut self.recent, line, 30);
+        push_ring(&mut self.recent, line, RECENT);
     }
 
     /// Sends a command to the primary; None if the primary died.
@@ -1015,15 +1018,20 @@ impl Run {
     }
 
     /// Deletes (on the primary, so the replica follows) keys that expire within 30 seconds:
-    /// their expiry would race the comparison.
+    /// their expiry would race the comparison. Every key name of the workload is looked up,
+    /// not only those KEYS lists: KEYS skips a key whose time has passed without deleting it,
+    /// and a primary that then reloads (DEBUG RELOAD, a restart followed by a partial resync)
+    /// drops it without telling its replica, which keeps it (hidden from reads) and later
+    /// refuses a RESTORE onto that name or answers a COPY differently. The lookup deletes it
+    /// and propagates the deletion, as the server does for any expired key it touches.
     fn settle(&mut self) -> bool {
-        let keys: Vec<String> = self
-            .p
-            .call(&["KEYS", "*"])
-            .array()
-            .iter()
-            .map(Reply::text)
+        let mut keys: Vec<String> = (0..BLOOM_KEYS)
+            .map(|n| format!("b{n}"))
+            .chain((0..CUCKOO_KEYS).map(|n| format!("c{n}")))
             .collect();
+        keys.extend(self.p.call(&["KEYS", "*"]).array().iter().map(Reply::text));
+        keys.sort();
+        keys.dedup();
         for key in keys {
             let ttl = self.p.call(&["PTTL", key.as_str()]);
             if matches!(ttl, Int(ms) if (0..30_000).contains(&ms))
