@@ -11,7 +11,7 @@ export SERVER
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean package package-test install
+.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-repro install
 
 all: build
 
@@ -44,6 +44,10 @@ package: deps
 # puts the machine back as it was (scripts/package/test.sh).
 package-test: deps
 	CARGO="$(CARGO)" scripts/package/test.sh
+
+# Two cold builds of the current commit in fresh clones at different paths: the same bytes.
+package-repro: deps
+	CARGO="$(CARGO)" scripts/package/repro.sh
 
 install:
 	@so="$$(CARGO="$(CARGO)" scripts/package/build.sh --so-only)" && \

@@ -50,8 +50,11 @@ export SOURCE_DATE_EPOCH
 # The module, built with no path of this machine in it (cargo's registry sources and this
 # checkout are the paths that would otherwise end up in panic locations).
 build_module() {
-    local cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-    RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$cargo_home=/cargo --remap-path-prefix=$root=/bloomrs" \
+    local cargo_home="${CARGO_HOME:-$HOME/.cargo}" flags
+    # Passed encoded (0x1f between flags), so paths with spaces stay whole.
+    read -ra flags <<<"${RUSTFLAGS:-}"
+    flags+=("--remap-path-prefix=$cargo_home=/cargo" "--remap-path-prefix=$root=/bloomrs")
+    CARGO_ENCODED_RUSTFLAGS="$(IFS=$'\x1f' && echo "${flags[*]}")" \
         "$cargo" build --release --locked --target-dir "$work" >&2
     strip --strip-unneeded --remove-section=.comment --remove-section=.note \
         -o "$work/bloomrs.so" "$work/release/libbloomrs.so"
