@@ -16,6 +16,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     scaling: true,
     window: None,
     counting: false,
+    compact: false,
 };
 
 fuzz_target!(|data: &[u8]| {
