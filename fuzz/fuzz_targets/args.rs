@@ -17,6 +17,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     scaling: true,
     window: None,
     counting: false,
+    compact: false,
 };
 
 /// The module's settings when `bf.bf-window` is set: BF.INSERT creates windowed filters.

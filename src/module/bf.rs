@@ -35,6 +35,7 @@ fn default_options() -> BloomOptions {
         scaling: expansion != 0,
         window: config::bf_window(),
         counting: false,
+        compact: false,
     }
 }
 
@@ -63,6 +64,8 @@ fn arg_error(e: ArgError) -> CommandError {
         ArgError::GenerationsRange => GENERATIONS_RANGE,
         ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
         ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
+        ArgError::CompactNonScaling => COMPACT_NONSCALING,
+        ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
     };
     CommandError::Reply(text)
 }

@@ -139,13 +139,14 @@ pub unsafe fn value_ref<'a, T>(value: *const c_void) -> Option<&'a T> {
     value.cast::<T>().as_ref()
 }
 
-/// The `INFO bf` section: the totals of `stats`.
+/// The `INFO bf` section: bloomrs's version, then the totals of `stats`.
 ///
 /// # Safety
 /// Called by Redis with a live info context.
 unsafe extern "C" fn info_section(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guard((), || {
         raw::add_info_section(ctx, None);
+        raw::add_info_field_str(ctx, "bloomrs_version", super::stats::BLOOMRS_VERSION);
         for (name, value) in super::stats::info_fields() {
             raw::add_info_field_long_long(ctx, name, value);
         }

@@ -185,6 +185,10 @@ pub(super) fn create<'k>(
     options: &BloomOptions,
     write: &mut Write,
 ) -> Result<(&'k mut (dyn BloomValue + 'static), bool), CreateError> {
+    // The compact kind is not registered yet.
+    if options.compact {
+        return Err(CreateError::Invalid);
+    }
     if let Some(window) = options.window {
         let filter = super::windowed::create(options, window, write)?;
         return Ok((key.set(&super::windowed::WINDOWED_TYPE, filter), false));
