@@ -552,6 +552,10 @@ impl Workload {
             2 | 3 => args.push(b"COUNTING".to_vec()),
             _ => {}
         }
+        if r.chance(8) {
+            // Issue 20's kind: refused until it is registered, then one more kind here.
+            args.push(b"COMPACT".to_vec());
+        }
         if r.chance(30) {
             // Options in another order, or one too many.
             let at = 4 + r.below(args.len() - 3);
@@ -596,6 +600,9 @@ impl Workload {
             ])),
             2 | 3 => args.push(b"COUNTING".to_vec()),
             _ => {}
+        }
+        if r.chance(8) {
+            args.push(b"COMPACT".to_vec());
         }
         args.push(b"ITEMS".to_vec());
         args.extend(self.items(8));
