@@ -1357,7 +1357,11 @@ impl Run {
                 if !self.restart(side) {
                     return false;
                 }
-                "a restart from the RDB"
+                if side == Side::Primary {
+                    "a restart of the primary from its RDB"
+                } else {
+                    "a restart of the replica from its RDB"
+                }
             }
             7 | 9 => {
                 let side = if step % 11 == 7 {
@@ -1370,7 +1374,11 @@ impl Run {
                 if !self.restart(side) {
                     return false;
                 }
-                "a restart from the AOF"
+                if side == Side::Primary {
+                    "a restart of the primary from its AOF"
+                } else {
+                    "a restart of the replica from its AOF"
+                }
             }
             _ => {
                 self.replica.kill();
