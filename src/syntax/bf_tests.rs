@@ -700,10 +700,7 @@ fn insert_compact_is_the_whole_word_and_the_default_yields() {
         with_default(&["BF.INSERT", "k", "NONSCALING", "ITEMS", "a"]),
         options(100, 0.01, 2, false)
     );
-    assert_eq!(
-        with_default(&["BF.INSERT", "k", "WINDOW", "60", "ITEMS", "a"]).compact,
-        false
-    );
+    assert!(!with_default(&["BF.INSERT", "k", "WINDOW", "60", "ITEMS", "a"]).compact);
     // A compact default does not take the module's default window either.
     let both = BloomOptions {
         window: window(60, 4),
