@@ -1,0 +1,406 @@
+//! The slot table of a compact filter: a circular quotient table of `2^log2_slots` slots
+//! packed in bytes, each slot `2 + width` bits: bit 0 `occupied` (some entry has this slot as
+//! its quotient), bit 1 `runend` (the entry here ends its quotient's run), then the entry's
+//! field. A field holds a fingerprint of `len < width` bits followed by a 1 and zeros (so a
+//! field is never zero, and zero marks an empty slot); a fingerprint of 0 bits (void) matches
+//! every query of its quotient.
+//!
+//! Entries of one quotient form a run; runs are stored in quotient order, each starting at
+//! its quotient or as soon after it as the runs before allow (linear probing). Every walk is
+//! bounded by the slot count, so a table read from outside can answer wrongly but never loop
+//! or read out of bounds.
+
+/// Bytes past the last slot, so an 8-byte window read at any slot stays in the buffer.
+const PAD: usize = 7;
+const OCCUPIED: u64 = 1;
+const RUNEND: u64 = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub(super) log2_slots: u32,
+    /// Field bits per slot (fingerprints up to `width - 1` bits).
+    pub(super) width: u32,
+    pub(super) bytes: Vec<u8>,
+}
+
+/// An entry's fingerprint: its `len` leading bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub bits: u64,
+    pub len: u32,
+}
+
+impl Fingerprint {
+    /// The field storing this fingerprint in a slot of `width` field bits (`len < width`).
+    pub fn field(self, width: u32) -> u64 {
+        ((self.bits << 1) | 1) << (width - 1 - self.len)
+    }
+
+    /// The fingerprint a non-zero field stores.
+    pub fn of_field(field: u64, width: u32) -> Fingerprint {
+        let len = (width - 1).saturating_sub(field.trailing_zeros());
+        Fingerprint {
+            bits: field.checked_shr(width - len).unwrap_or(0),
+            len,
+        }
+    }
+
+    /// Whether a query's `width - 1` fingerprint bits start with this fingerprint.
+    #[inline]
+    pub fn matches(field: u64, query: u64) -> bool {
+        // The field minus its marker bit and below, compared with the query's bits above it.
+        let marker = field & field.wrapping_neg();
+        let above = !(marker | (marker - 1));
+        (query << 1) & above == field & above
+    }
+}
+
+/// Bytes a table of these dimensions takes.
+pub fn table_bytes(log2_slots: u32, width: u32) -> Option<u64> {
+    let bits = 1u64.checked_shl(log2_slots)?.checked_mul(u64::from(width) + 2)?;
+    bits.div_ceil(8).checked_add(PAD as u64)
+}
+
+impl Table {
+    /// An empty table, or None if it cannot be allocated.
+    pub fn new(log2_slots: u32, width: u32) -> Option<Table> {
+        let len = usize::try_from(table_bytes(log2_slots, width)?).ok()?;
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(len).ok()?;
+        bytes.resize(len, 0);
+        Some(Table {
+            log2_slots,
+            width,
+            bytes,
+        })
+    }
+
+    #[inline]
+    pub fn slots(&self) -> u64 {
+        1u64 << self.log2_slots
+    }
+
+    #[inline]
+    fn next(&self, i: u64) -> u64 {
+        (i + 1) & (self.slots() - 1)
+    }
+
+    #[inline]
+    fn prev(&self, i: u64) -> u64 {
+        i.wrapping_sub(1) & (self.slots() - 1)
+    }
+
+    #[inline]
+    fn slot_bits(&self) -> u64 {
+        u64::from(self.width) + 2
+    }
+
+    /// The slot's bits: occupied, runend, field.
+    #[inline]
+    fn slot(&self, i: u64) -> u64 {
+        let bit = i * self.slot_bits();
+        let at = (bit >> 3) as usize;
+        let word = self
+            .bytes
+            .get(at..at + 8)
+            .and_then(|w| w.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w));
+        (word >> (bit & 7)) & ((1u64 << self.slot_bits()) - 1)
+    }
+
+    #[inline]
+    fn set_slot(&mut self, i: u64, value: u64) {
+        let bit = i * self.slot_bits();
+        let at = (bit >> 3) as usize;
+        let mask = ((1u64 << self.slot_bits()) - 1) << (bit & 7);
+        if let Some(w) = self.bytes.get_mut(at..at + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            let old = u64::from_le_bytes(word);
+            let new = (old & !mask) | ((value << (bit & 7)) & mask);
+            w.copy_from_slice(&new.to_le_bytes());
+        }
+    }
+
+    #[inline]
+    pub fn field(&self, i: u64) -> u64 {
+        self.slot(i) >> 2
+    }
+
+    #[inline]
+    fn occupied(&self, i: u64) -> bool {
+        self.slot(i) & OCCUPIED != 0
+    }
+
+    #[inline]
+    fn runend(&self, i: u64) -> bool {
+        self.slot(i) & RUNEND != 0
+    }
+
+    /// Sets the entry part (runend and field) of a slot, keeping its occupied bit.
+    fn set_entry(&mut self, i: u64, entry: u64) {
+        let keep = self.slot(i) & OCCUPIED;
+        self.set_slot(i, keep | (entry & !OCCUPIED));
+    }
+
+    fn set_flag(&mut self, i: u64, flag: u64, on: bool) {
+        let slot = self.slot(i);
+        self.set_slot(i, if on { slot | flag } else { slot & !flag });
+    }
+
+    /// The first slot of the cluster holding non-empty slot `x`.
+    fn cluster_start(&self, x: u64) -> Option<u64> {
+        let mut s = x;
+        for _ in 0..self.slots() {
+            let p = self.prev(s);
+            if self.field(p) == 0 {
+                return Some(s);
+            }
+            s = p;
+        }
+        None
+    }
+
+    /// The slot of the `k`-th runend (k >= 1) from `s` on, through non-empty slots only.
+    fn nth_runend(&self, s: u64, k: u64) -> Option<u64> {
+        let mut seen = 0;
+        let mut i = s;
+        for _ in 0..self.slots() {
+            let slot = self.slot(i);
+            if slot >> 2 == 0 {
+                return None;
+            }
+            if slot & RUNEND != 0 {
+                seen += 1;
+                if seen == k {
+                    return Some(i);
+                }
+            }
+            i = self.next(i);
+        }
+        None
+    }
+
+    /// Occupied quotients from `s` up to `x`, `x` included or not.
+    fn occupied_between(&self, s: u64, x: u64, inclusive: bool) -> u64 {
+        let span = (x.wrapping_sub(s) & (self.slots() - 1)) + u64::from(inclusive);
+        let mut count = 0;
+        let mut i = s;
+        for _ in 0..span {
+            count += u64::from(self.occupied(i));
+            i = self.next(i);
+        }
+        count
+    }
+
+    /// First and last slot of quotient `x`'s run, if it has one.
+    pub fn run(&self, x: u64) -> Option<(u64, u64)> {
+        if !self.occupied(x) {
+            return None;
+        }
+        let s = self.cluster_start(x)?;
+        let k = self.occupied_between(s, x, true);
+        let end = self.nth_runend(s, k)?;
+        let start = match k {
+            1 => s,
+            _ => self.next(self.nth_runend(s, k - 1)?),
+        };
+        Some((start, end))
+    }
+
+    /// Slots of a run in order.
+    pub fn run_slots(&self, (start, end): (u64, u64)) -> impl Iterator<Item = u64> + '_ {
+        let len = (end.wrapping_sub(start) & (self.slots() - 1)) + 1;
+        (0..len).map(move |k| (start + k) & (self.slots() - 1))
+    }
+
+    /// Whether quotient `x` holds a fingerprint that `query` (width - 1 bits) starts with.
+    #[inline]
+    pub fn contains(&self, x: u64, query: u64) -> bool {
+        let Some(run) = self.run(x) else {
+            return false;
+        };
+        self.run_slots(run)
+            .any(|i| Fingerprint::matches(self.field(i), query))
+    }
+
+    /// Appends `field` to quotient `x`'s run. False if the table is full or inconsistent
+    /// (nothing changed then).
+    pub fn insert(&mut self, x: u64, field: u64) -> bool {
+        if self.field(x) == 0 {
+            if self.occupied(x) {
+                return false;
+            }
+            self.set_slot(x, OCCUPIED | RUNEND | field << 2);
+            return true;
+        }
+        let existing = self.occupied(x);
+        let p = if existing {
+            match self.run(x) {
+                Some((_, end)) => self.next(end),
+                None => return false,
+            }
+        } else {
+            let Some(s) = self.cluster_start(x) else {
+                return false;
+            };
+            let k = self.occupied_between(s, x, false);
+            match self.nth_runend(s, k) {
+                Some(end) if k > 0 => self.next(end),
+                _ => return false,
+            }
+        };
+        let Some(empty) = self.first_empty(p) else {
+            return false;
+        };
+        let mut i = empty;
+        while i != p {
+            let from = self.prev(i);
+            self.set_entry(i, self.slot(from));
+            i = from;
+        }
+        if existing {
+            self.set_flag(self.prev(p), RUNEND, false);
+        } else {
+            self.set_flag(x, OCCUPIED, true);
+        }
+        self.set_entry(p, RUNEND | field << 2);
+        true
+    }
+
+    fn first_empty(&self, from: u64) -> Option<u64> {
+        let mut i = from;
+        for _ in 0..self.slots() {
+            if self.field(i) == 0 {
+                return Some(i);
+            }
+            i = self.next(i);
+        }
+        None
+    }
+
+    /// The next occupied quotient after `q` (circular), if any within one turn.
+    fn next_occupied(&self, q: u64) -> Option<u64> {
+        let mut i = self.next(q);
+        for _ in 0..self.slots() {
+            if self.occupied(i) {
+                return Some(i);
+            }
+            i = self.next(i);
+        }
+        None
+    }
+
+    /// Removes the entry at slot `d` of quotient `x`'s run `(start, end)`, shifting the
+    /// entries after it back towards their quotients.
+    pub fn remove(&mut self, x: u64, (start, end): (u64, u64), d: u64) {
+        let mut boundary = self.runend(d);
+        if start == end {
+            self.set_flag(x, OCCUPIED, false);
+        } else if d == end {
+            self.set_flag(self.prev(d), RUNEND, true);
+            boundary = true;
+        }
+        let mut quotient = x;
+        let mut hole = d;
+        let mut i = self.next(d);
+        for _ in 0..self.slots() {
+            let slot = self.slot(i);
+            if slot >> 2 == 0 {
+                break;
+            }
+            if boundary {
+                match self.next_occupied(quotient) {
+                    Some(q) => quotient = q,
+                    None => break,
+                }
+                if quotient == i {
+                    break;
+                }
+            }
+            boundary = slot & RUNEND != 0;
+            self.set_entry(hole, slot);
+            hole = i;
+            i = self.next(i);
+        }
+        self.set_entry(hole, 0);
+    }
+
+    /// Every entry as `(quotient, field)`, each run in slot order and runs in quotient order
+    /// starting after the first empty slot (so a run wrapping past the last slot comes whole).
+    /// None if the table has no empty slot or its metadata do not describe runs.
+    #[cfg(test)]
+    pub fn entries(&self) -> Option<Vec<(u64, u64)>> {
+        let mut out = Vec::new();
+        self.for_each_run(|q, slots| {
+            out.extend(slots.iter().map(|&f| (q, f)));
+        })?;
+        Some(out)
+    }
+
+    /// Calls `visit(quotient, fields)` for every run, in order from the first empty slot on;
+    /// checks the metadata as it goes (None when inconsistent).
+    pub fn for_each_run(&self, mut visit: impl FnMut(u64, &[u64])) -> Option<u64> {
+        let z = self.first_empty(0)?;
+        let mut fields: Vec<u64> = Vec::new();
+        let mut quotient: Option<u64> = None;
+        let mut scan = self.next(z);
+        let mut scanned = 0u64;
+        let mut i = self.next(z);
+        let mut entries = 0u64;
+        let mut after_empty = true;
+        for _ in 0..self.slots() {
+            let slot = self.slot(i);
+            let empty = slot >> 2 == 0;
+            if empty {
+                if quotient.is_some() || slot & RUNEND != 0 {
+                    return None;
+                }
+            } else {
+                let q = match quotient {
+                    Some(q) => q,
+                    None => {
+                        // The next run's quotient: the next occupied slot not yet used, which
+                        // must not lie after the run's first slot.
+                        loop {
+                            if scanned >= self.slots() {
+                                return None;
+                            }
+                            let s = scan;
+                            scan = self.next(scan);
+                            scanned += 1;
+                            if self.occupied(s) {
+                                break s;
+                            }
+                        }
+                    }
+                };
+                let ahead = i.wrapping_sub(self.next(z)) & (self.slots() - 1);
+                let q_at = q.wrapping_sub(self.next(z)) & (self.slots() - 1);
+                // A run starts at its quotient or later, and a cluster at its own quotient.
+                if quotient.is_none() && (q_at > ahead || (after_empty && q != i)) {
+                    return None;
+                }
+                quotient = Some(q);
+                fields.push(slot >> 2);
+                entries += 1;
+                if slot & RUNEND != 0 {
+                    visit(q, &fields);
+                    fields.clear();
+                    quotient = None;
+                }
+            }
+            after_empty = empty;
+            i = self.next(i);
+        }
+        // Every occupied quotient has a run, and none is left after the scan.
+        while scanned < self.slots() {
+            if self.occupied(scan) {
+                return None;
+            }
+            scan = self.next(scan);
+            scanned += 1;
+        }
+        Some(entries)
+    }
+}
