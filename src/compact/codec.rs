@@ -15,7 +15,9 @@
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
 use super::table::{table_bytes, Table};
-use super::{max_entries, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS, OVERHEAD};
+use super::{
+    fingerprint_bits, max_entries, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS, OVERHEAD,
+};
 use crate::bloom::{ChunkError, HeaderError, MAX_CHUNK};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
@@ -82,6 +84,7 @@ impl Shape {
     /// A filter of this shape around `table` (whose dimensions the caller made match).
     fn filter(&self, generation: u32, table: Table, received: u64) -> Compact {
         Compact {
+            fresh_bits: fingerprint_bits(self.error, generation).unwrap_or(0),
             error: self.error,
             generation,
             deletable: self.flags & FLAG_DELETABLE != 0,
@@ -107,15 +110,17 @@ impl Compact {
             return Err(LoadError::Invalid("table length"));
         }
         let used_bits = (1u64 << log2_slots) * (u64::from(width) + 2);
-        let tail = self.table.bytes.get((used_bits / 8) as usize..).unwrap_or(&[]);
+        let tail = self
+            .table
+            .bytes
+            .get((used_bits / 8) as usize..)
+            .unwrap_or(&[]);
         let partial = (used_bits % 8) as u32;
-        let stray = tail
-            .split_first()
-            .map_or(false, |(first, rest)| {
-                (partial > 0 && first >> partial != 0)
-                    || (partial == 0 && *first != 0)
-                    || rest.iter().any(|b| *b != 0)
-            });
+        let stray = tail.split_first().map_or(false, |(first, rest)| {
+            (partial > 0 && first >> partial != 0)
+                || (partial == 0 && *first != 0)
+                || rest.iter().any(|b| *b != 0)
+        });
         if stray {
             return Err(LoadError::Invalid("bits past the table"));
         }

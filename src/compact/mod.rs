@@ -32,7 +32,7 @@ pub use table::table_bytes;
 
 use crate::bloom::{AddError, CreateError, ItemHash};
 use crate::budget::Budget;
-use table::{Fingerprint, Table};
+use table::{Append, Fingerprint, Table};
 
 /// The smallest and largest tables (log2 of the slot count).
 pub const MIN_LOG2_SLOTS: u32 = 6;
@@ -63,6 +63,8 @@ pub struct Compact {
     pub(crate) entries: u64,
     /// Table bytes received so far while loading chunks (the whole table otherwise).
     pub(crate) received: u64,
+    /// Fingerprint bits new entries get (`fingerprint_bits(error, generation)`, kept).
+    pub(crate) fresh_bits: u32,
     pub(crate) table: Table,
 }
 
@@ -154,6 +156,7 @@ impl Compact {
         }
         let table = Table::new(log2_slots, width).ok_or(CreateError::TooLarge)?;
         Ok(Compact {
+            fresh_bits: fingerprint_bits(error, 0).ok_or(CreateError::Invalid)?,
             error,
             generation: 0,
             deletable,
@@ -207,6 +210,38 @@ impl Compact {
         self.table.contains(quotient, query)
     }
 
+    /// Starts loading the slots a lookup of `hash` reads first (for batches).
+    #[inline]
+    pub fn prefetch(&self, hash: ItemHash) {
+        let (quotient, _) = self.locate(hash);
+        self.table.prefetch(quotient);
+    }
+
+    /// Answers `contains` for every item in order, hashing and prefetching a few items
+    /// ahead so the cache misses of a large table overlap (BF.MEXISTS).
+    pub fn contains_each<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        mut answer: impl FnMut(bool),
+    ) {
+        const AHEAD: usize = 8;
+        let mut ring = [ItemHash::default(); AHEAD];
+        let mut queued = 0usize;
+        for item in items {
+            let hash = Self::hash(item);
+            self.prefetch(hash);
+            let slot = queued % AHEAD;
+            if queued >= AHEAD {
+                answer(self.contains_hash(ring[slot]));
+            }
+            ring[slot] = hash;
+            queued += 1;
+        }
+        for k in queued.saturating_sub(AHEAD)..queued {
+            answer(self.contains_hash(ring[k % AHEAD]));
+        }
+    }
+
     /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the
     /// table had to double and the budget (or the largest table) refused; nothing changed.
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
@@ -225,7 +260,7 @@ impl Compact {
             self.expand(&budget)?;
         }
         let (quotient, query) = self.locate(hash);
-        let r = fingerprint_bits(self.error, self.generation).ok_or(AddError::CannotGrow)?;
+        let r = self.fresh_bits;
         let fingerprint = Fingerprint {
             bits: query >> (self.table.width - 1 - r),
             len: r,
@@ -283,6 +318,7 @@ impl Compact {
             return Err(AddError::CannotGrow);
         }
         let width = width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let fresh_bits = fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
         let size = table_bytes(log2_slots, width).and_then(|b| b.checked_add(OVERHEAD));
         if size.is_none_or(|size| size > budget.limit(self.bytes())) {
             return Err(AddError::CannotGrow);
@@ -291,6 +327,7 @@ impl Compact {
         let old_width = self.table.width;
         let mut entries = 0u64;
         let mut fits = true;
+        let mut append = Append::default();
         let walked = self.table.for_each_run(|quotient, fields| {
             for half in 0..2u64 {
                 for &field in fields {
@@ -303,7 +340,7 @@ impl Compact {
                         },
                         _ => continue,
                     };
-                    fits &= bigger.insert(2 * quotient + half, moved.field(width));
+                    fits &= bigger.append(&mut append, 2 * quotient + half, moved.field(width));
                     entries += 1;
                 }
             }
@@ -314,6 +351,7 @@ impl Compact {
         self.table = bigger;
         self.received = self.table.bytes.len() as u64;
         self.generation = generation;
+        self.fresh_bits = fresh_bits;
         self.entries = entries;
         Ok(())
     }
@@ -360,7 +398,7 @@ impl Compact {
             error: self.error,
             slots: self.table.slots(),
             entries: self.entries,
-            fingerprint_bits: fingerprint_bits(self.error, self.generation).unwrap_or(0),
+            fingerprint_bits: self.fresh_bits,
             width: self.table.width,
             generation: self.generation,
         }

@@ -23,6 +23,16 @@ pub struct Table {
     pub(super) bytes: Vec<u8>,
 }
 
+/// Where [`Table::append`] stands: the first quotient appended, the next free position
+/// counted from it, and the last entry's quotient and slot.
+#[derive(Debug, Default)]
+pub struct Append {
+    base: Option<u64>,
+    cursor: u64,
+    last: Option<(u64, u64)>,
+    fallback: bool,
+}
+
 /// An entry's fingerprint: its `len` leading bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fingerprint {
@@ -57,7 +67,9 @@ impl Fingerprint {
 
 /// Bytes a table of these dimensions takes.
 pub fn table_bytes(log2_slots: u32, width: u32) -> Option<u64> {
-    let bits = 1u64.checked_shl(log2_slots)?.checked_mul(u64::from(width) + 2)?;
+    let bits = 1u64
+        .checked_shl(log2_slots)?
+        .checked_mul(u64::from(width) + 2)?;
     bits.div_ceil(8).checked_add(PAD as u64)
 }
 
@@ -122,6 +134,17 @@ impl Table {
         }
     }
 
+    /// A hint to load the bytes of slot `i` and of the slot before it (where a lookup's walk
+    /// back to its cluster's start begins).
+    #[inline]
+    pub fn prefetch(&self, i: u64) {
+        let bit = i * self.slot_bits();
+        let at = (bit >> 3) as usize;
+        let base = self.bytes.as_ptr();
+        crate::bloom::link::prefetch(base.wrapping_add(at));
+        crate::bloom::link::prefetch(base.wrapping_add(at.saturating_sub(8)));
+    }
+
     #[inline]
     pub fn field(&self, i: u64) -> u64 {
         self.slot(i) >> 2
@@ -148,19 +171,6 @@ impl Table {
         self.set_slot(i, if on { slot | flag } else { slot & !flag });
     }
 
-    /// The first slot of the cluster holding non-empty slot `x`.
-    fn cluster_start(&self, x: u64) -> Option<u64> {
-        let mut s = x;
-        for _ in 0..self.slots() {
-            let p = self.prev(s);
-            if self.field(p) == 0 {
-                return Some(s);
-            }
-            s = p;
-        }
-        None
-    }
-
     /// The slot of the `k`-th runend (k >= 1) from `s` on, through non-empty slots only.
     fn nth_runend(&self, s: u64, k: u64) -> Option<u64> {
         let mut seen = 0;
@@ -181,16 +191,21 @@ impl Table {
         None
     }
 
-    /// Occupied quotients from `s` up to `x`, `x` included or not.
-    fn occupied_between(&self, s: u64, x: u64, inclusive: bool) -> u64 {
-        let span = (x.wrapping_sub(s) & (self.slots() - 1)) + u64::from(inclusive);
-        let mut count = 0;
-        let mut i = s;
-        for _ in 0..span {
-            count += u64::from(self.occupied(i));
-            i = self.next(i);
+    /// The first slot of `x`'s cluster and the occupied quotients from it to `x` included,
+    /// in one walk back (`x` must be non-empty).
+    fn cluster_rank(&self, x: u64) -> Option<(u64, u64)> {
+        let mut s = x;
+        let mut rank = u64::from(self.occupied(x));
+        for _ in 0..self.slots() {
+            let p = self.prev(s);
+            let slot = self.slot(p);
+            if slot >> 2 == 0 {
+                return Some((s, rank));
+            }
+            rank += slot & OCCUPIED;
+            s = p;
         }
-        count
+        None
     }
 
     /// First and last slot of quotient `x`'s run, if it has one.
@@ -198,8 +213,7 @@ impl Table {
         if !self.occupied(x) {
             return None;
         }
-        let s = self.cluster_start(x)?;
-        let k = self.occupied_between(s, x, true);
+        let (s, k) = self.cluster_rank(x)?;
         let end = self.nth_runend(s, k)?;
         let start = match k {
             1 => s,
@@ -214,14 +228,35 @@ impl Table {
         (0..len).map(move |k| (start + k) & (self.slots() - 1))
     }
 
-    /// Whether quotient `x` holds a fingerprint that `query` (width - 1 bits) starts with.
+    /// Whether quotient `x` holds a fingerprint that `query` (width - 1 bits) starts with:
+    /// one walk back to the cluster's start, one walk forward to the end of `x`'s run.
     #[inline]
     pub fn contains(&self, x: u64, query: u64) -> bool {
-        let Some(run) = self.run(x) else {
+        if !self.occupied(x) {
+            return false;
+        }
+        let Some((s, k)) = self.cluster_rank(x) else {
             return false;
         };
-        self.run_slots(run)
-            .any(|i| Fingerprint::matches(self.field(i), query))
+        let mut seen = 0;
+        let mut i = s;
+        for _ in 0..self.slots() {
+            let slot = self.slot(i);
+            if slot >> 2 == 0 {
+                return false;
+            }
+            if seen + 1 == k && Fingerprint::matches(slot >> 2, query) {
+                return true;
+            }
+            if slot & RUNEND != 0 {
+                seen += 1;
+                if seen == k {
+                    return false;
+                }
+            }
+            i = self.next(i);
+        }
+        false
     }
 
     /// Appends `field` to quotient `x`'s run. False if the table is full or inconsistent
@@ -241,10 +276,9 @@ impl Table {
                 None => return false,
             }
         } else {
-            let Some(s) = self.cluster_start(x) else {
+            let Some((s, k)) = self.cluster_rank(x) else {
                 return false;
             };
-            let k = self.occupied_between(s, x, false);
             match self.nth_runend(s, k) {
                 Some(end) if k > 0 => self.next(end),
                 _ => return false,
@@ -265,6 +299,32 @@ impl Table {
             self.set_flag(x, OCCUPIED, true);
         }
         self.set_entry(p, RUNEND | field << 2);
+        true
+    }
+
+    /// Places `field` in quotient `x`'s run when entries arrive in circular quotient order
+    /// into a table that held none before: each goes to its quotient or right after the one
+    /// before, with no shifting. Falls back to [`Self::insert`] should the order not hold.
+    pub fn append(&mut self, state: &mut Append, x: u64, field: u64) -> bool {
+        let mask = self.slots() - 1;
+        let base = *state.base.get_or_insert(x);
+        let at = x.wrapping_sub(base) & mask;
+        let ordered = state
+            .last
+            .is_none_or(|(q, _)| at >= (q.wrapping_sub(base) & mask));
+        let pos = at.max(state.cursor);
+        if state.fallback || !ordered || pos > mask {
+            state.fallback = true;
+            return self.insert(x, field);
+        }
+        let slot = (base + pos) & mask;
+        match state.last {
+            Some((q, previous)) if q == x => self.set_flag(previous, RUNEND, false),
+            _ => self.set_flag(x, OCCUPIED, true),
+        }
+        self.set_entry(slot, RUNEND | field << 2);
+        state.last = Some((x, slot));
+        state.cursor = pos + 1;
         true
     }
 

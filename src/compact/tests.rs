@@ -45,7 +45,10 @@ fn the_table_holds_what_was_inserted_and_not_what_was_removed() {
 #[test]
 fn fingerprints_match_their_extensions_only() {
     let width = 9;
-    let fp = table::Fingerprint { bits: 0b101, len: 3 };
+    let fp = table::Fingerprint {
+        bits: 0b101,
+        len: 3,
+    };
     let field = fp.field(width);
     assert_eq!(table::Fingerprint::of_field(field, width), fp);
     assert!(table::Fingerprint::matches(field, 0b1010_1111));
@@ -53,7 +56,10 @@ fn fingerprints_match_their_extensions_only() {
     assert!(!table::Fingerprint::matches(field, 0b1000_0000));
     let void = table::Fingerprint { bits: 0, len: 0 };
     assert!(table::Fingerprint::matches(void.field(width), 0b0110_0110));
-    let full = table::Fingerprint { bits: 0b1100_1100, len: 8 };
+    let full = table::Fingerprint {
+        bits: 0b1100_1100,
+        len: 8,
+    };
     assert!(table::Fingerprint::matches(full.field(width), 0b1100_1100));
     assert!(!table::Fingerprint::matches(full.field(width), 0b1100_1101));
 }
@@ -67,7 +73,10 @@ fn no_added_item_is_ever_absent_through_expansions() {
             assert!(filter.add(&id(seed, i), NO_LIMIT).is_ok());
             if filter.generation != generation {
                 filter.validate(NO_LIMIT).unwrap();
-                assert!((0..=i).all(|j| filter.contains(&id(seed, j))), "seed {seed}");
+                assert!(
+                    (0..=i).all(|j| filter.contains(&id(seed, j))),
+                    "seed {seed}"
+                );
             }
         }
         assert!((0..20_000).all(|j| filter.contains(&id(seed, j))));
@@ -96,7 +105,10 @@ fn deletes_never_cost_another_added_item_its_presence() {
             if step % 1000 == 0 {
                 filter.validate(NO_LIMIT).unwrap();
                 for (&item, &count) in &held {
-                    assert!(count == 0 || filter.contains(&id(seed, item)), "seed {seed}");
+                    assert!(
+                        count == 0 || filter.contains(&id(seed, item)),
+                        "seed {seed}"
+                    );
                 }
             }
         }
@@ -195,11 +207,19 @@ fn filled(error: f64, deletable: bool, n: u64) -> Compact {
 
 #[test]
 fn rdb_and_chunks_round_trip_byte_for_byte() {
-    for (error, deletable, n) in [(0.01, false, 0), (0.01, true, 3000), (0.001, false, 70_000), (0.3, true, 100)] {
+    for (error, deletable, n) in [
+        (0.01, false, 0),
+        (0.01, true, 3000),
+        (0.001, false, 70_000),
+        (0.3, true, 100),
+    ] {
         let filter = filled(error, deletable, n);
         let mut rdb = MemoryRdb::new();
         filter.save(&mut rdb);
-        assert_eq!(Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT), Ok(filter.clone()));
+        assert_eq!(
+            Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+            Ok(filter.clone())
+        );
         let mut loaded = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
         assert!(!loaded.is_loaded() || n == 0 && filter.table_bytes().is_empty());
         for (iter, bytes) in filter.chunks() {
@@ -237,8 +257,14 @@ fn bad_payloads_are_refused() {
     let good = filter.encode_header();
     let mut wrong_magic = good.clone();
     wrong_magic[7] = b'X';
-    assert_eq!(Compact::from_header(&wrong_magic, NO_LIMIT), Err(HeaderError::BadData));
-    assert_eq!(Compact::from_header(&good[..51], NO_LIMIT), Err(HeaderError::BadData));
+    assert_eq!(
+        Compact::from_header(&wrong_magic, NO_LIMIT),
+        Err(HeaderError::BadData)
+    );
+    assert_eq!(
+        Compact::from_header(&good[..51], NO_LIMIT),
+        Err(HeaderError::BadData)
+    );
     assert_eq!(Compact::from_header(&good, 100), Err(HeaderError::TooLarge));
     for at in 12..52 {
         let mut bad = good.clone();
@@ -263,7 +289,9 @@ fn bad_payloads_are_refused() {
             let at = rng.below(table.len() as u64) as usize;
             table[at] ^= 1 << rng.below(8);
         }
-        let mut rdb = MemoryRdb { fields: fields.into() };
+        let mut rdb = MemoryRdb {
+            fields: fields.into(),
+        };
         if let Ok(f) = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT) {
             f.validate(NO_LIMIT).unwrap();
         }
@@ -271,7 +299,10 @@ fn bad_payloads_are_refused() {
     let mut short = MemoryRdb::new();
     filter.save(&mut short);
     short.fields.pop_back();
-    assert_eq!(Compact::load(&mut short, ENCODING_VERSION, NO_LIMIT), Err(LoadError::Io));
+    assert_eq!(
+        Compact::load(&mut short, ENCODING_VERSION, NO_LIMIT),
+        Err(LoadError::Io)
+    );
     assert_eq!(
         Compact::load(&mut MemoryRdb::new(), 2, NO_LIMIT),
         Err(LoadError::UnknownVersion(2))
@@ -279,8 +310,14 @@ fn bad_payloads_are_refused() {
     // Chunks out of place.
     let mut loading = Compact::from_header(&good, NO_LIMIT).unwrap();
     let (iter, bytes) = filter.chunks().next().unwrap();
-    assert_eq!(loading.load_chunk(iter + 1, bytes, NO_LIMIT), Err(ChunkError::NoLink));
-    assert_eq!(loading.load_chunk(0, bytes, NO_LIMIT), Err(ChunkError::BadData));
+    assert_eq!(
+        loading.load_chunk(iter + 1, bytes, NO_LIMIT),
+        Err(ChunkError::NoLink)
+    );
+    assert_eq!(
+        loading.load_chunk(0, bytes, NO_LIMIT),
+        Err(ChunkError::BadData)
+    );
     let mut long = bytes.to_vec();
     long.push(0);
     assert_eq!(
@@ -289,7 +326,10 @@ fn bad_payloads_are_refused() {
     );
     let mut corrupt = bytes.to_vec();
     corrupt[0] ^= 0xff;
-    assert_eq!(loading.load_chunk(iter, &corrupt, NO_LIMIT), Err(ChunkError::BadData));
+    assert_eq!(
+        loading.load_chunk(iter, &corrupt, NO_LIMIT),
+        Err(ChunkError::BadData)
+    );
     assert!(!loading.is_loaded());
     assert_eq!(loading.add(b"x", NO_LIMIT), Err(AddError::CannotGrow));
     loading.load_chunk(iter, bytes, NO_LIMIT).unwrap();
@@ -324,7 +364,10 @@ fn the_false_positive_rate_stays_within_the_bound_at_every_size() {
             if filter.generation != generation || i + 1 == 1 << 20 {
                 generation = filter.generation;
                 let count = false_positives(&filter, seed + i, queries);
-                assert!(within_bound(count, error, queries), "{error} at {i}: {count}/{queries}");
+                assert!(
+                    within_bound(count, error, queries),
+                    "{error} at {i}: {count}/{queries}"
+                );
                 checked += 1;
             }
         }
