@@ -16,7 +16,7 @@
 
 use super::table::{table_bytes, Table};
 use super::{
-    fingerprint_bits, max_entries, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS, OVERHEAD,
+    fingerprint_bits, max_entries, value_bytes, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS,
 };
 use crate::bloom::{ChunkError, HeaderError, MAX_CHUNK};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
@@ -62,8 +62,7 @@ impl Shape {
         if self.entries > max_entries(1 << log2_slots) || self.items > self.entries {
             return Err(LoadError::Invalid("item counts"));
         }
-        let bytes = table_bytes(log2_slots, width).and_then(|b| b.checked_add(OVERHEAD));
-        if bytes.is_none_or(|b| b > max_bytes) {
+        if value_bytes(log2_slots, width).is_none_or(|b| b > max_bytes) {
             return Err(LoadError::TooLarge);
         }
         Ok((log2_slots, generation, width))
@@ -124,7 +123,7 @@ impl Compact {
         if stray {
             return Err(LoadError::Invalid("bits past the table"));
         }
-        match self.table.for_each_run(|_, _| {}) {
+        match self.table.for_each_run(|_, _, _| {}) {
             Some(entries) if entries == self.entries => Ok(()),
             Some(_) => Err(LoadError::Invalid("entry count")),
             None => Err(LoadError::Invalid("table metadata")),
@@ -162,13 +161,10 @@ impl Compact {
             return Err(LoadError::Invalid("table length"));
         }
         let received = bytes.len() as u64;
-        let table = Table {
-            log2_slots,
-            width,
-            bytes,
-        };
-        let filter = shape.filter(generation, table, received);
+        let table = Table::from_bytes(log2_slots, width, bytes).ok_or(LoadError::TooLarge)?;
+        let mut filter = shape.filter(generation, table, received);
         filter.validate(max_bytes)?;
+        filter.table.rebuild_offsets();
         Ok(filter)
     }
 
@@ -277,6 +273,9 @@ impl Compact {
             }
             self.received = start;
             return Err(ChunkError::BadData);
+        }
+        if self.is_loaded() {
+            self.table.rebuild_offsets();
         }
         Ok(())
     }

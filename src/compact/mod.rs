@@ -25,6 +25,7 @@
 //! entry is no longer and matches it too (both are prefixes of the same longer prefix).
 
 mod codec;
+mod runs;
 mod table;
 
 pub use codec::{ENCODING_VERSION, MAGIC};
@@ -98,6 +99,13 @@ pub struct Summary {
     pub generation: u32,
 }
 
+/// Bytes a filter with a table of these dimensions occupies (its reported size).
+pub fn value_bytes(log2_slots: u32, width: u32) -> Option<u64> {
+    table_bytes(log2_slots, width)?
+        .checked_add(table::offset_bytes(log2_slots))?
+        .checked_add(OVERHEAD)
+}
+
 /// Entries a table of `slots` slots takes before it doubles.
 pub fn max_entries(slots: u64) -> u64 {
     slots / 10 * LOAD_TENTHS + slots % 10 * LOAD_TENTHS / 10
@@ -148,9 +156,7 @@ impl Compact {
         let log2_slots = (MIN_LOG2_SLOTS..=MAX_LOG2_SLOTS)
             .find(|&q| max_entries(1 << q) >= capacity)
             .ok_or(CreateError::TooLarge)?;
-        let bytes = table_bytes(log2_slots, width)
-            .and_then(|b| b.checked_add(OVERHEAD))
-            .ok_or(CreateError::TooLarge)?;
+        let bytes = value_bytes(log2_slots, width).ok_or(CreateError::TooLarge)?;
         if bytes > budget.limit(0) {
             return Err(CreateError::TooLarge);
         }
@@ -319,7 +325,7 @@ impl Compact {
         }
         let width = width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
         let fresh_bits = fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
-        let size = table_bytes(log2_slots, width).and_then(|b| b.checked_add(OVERHEAD));
+        let size = value_bytes(log2_slots, width);
         if size.is_none_or(|size| size > budget.limit(self.bytes())) {
             return Err(AddError::CannotGrow);
         }
@@ -328,7 +334,7 @@ impl Compact {
         let mut entries = 0u64;
         let mut fits = true;
         let mut append = Append::default();
-        let walked = self.table.for_each_run(|quotient, fields| {
+        let walked = self.table.for_each_run(|quotient, _, fields| {
             for half in 0..2u64 {
                 for &field in fields {
                     let fp = Fingerprint::of_field(field, old_width);
@@ -348,6 +354,7 @@ impl Compact {
         if !fits || walked.is_none() {
             return Err(AddError::CannotGrow);
         }
+        bigger.rebuild_offsets();
         self.table = bigger;
         self.received = self.table.bytes.len() as u64;
         self.generation = generation;
@@ -380,7 +387,7 @@ impl Compact {
 
     /// Bytes the value occupies (BF.INFO Size, MEMORY USAGE).
     pub fn bytes(&self) -> u64 {
-        OVERHEAD + self.table.bytes.len() as u64
+        OVERHEAD + self.table.bytes.len() as u64 + 2 * self.table.offsets.len() as u64
     }
 
     /// The table's bytes, for the digest and the allocator.

@@ -12,8 +12,8 @@
 
 /// Bytes past the last slot, so an 8-byte window read at any slot stays in the buffer.
 const PAD: usize = 7;
-const OCCUPIED: u64 = 1;
-const RUNEND: u64 = 2;
+pub(super) const OCCUPIED: u64 = 1;
+pub(super) const RUNEND: u64 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
@@ -21,6 +21,9 @@ pub struct Table {
     /// Field bits per slot (fingerprints up to `width - 1` bits).
     pub(super) width: u32,
     pub(super) bytes: Vec<u8>,
+    /// Per 64 slots, how many slots from the first one on hold entries of earlier quotients
+    /// (derived from the runs, never stored outside): lookups start counting runs there.
+    pub(super) offsets: Vec<u16>,
 }
 
 /// Where [`Table::append`] stands: the first quotient appended, the next free position
@@ -65,6 +68,11 @@ impl Fingerprint {
     }
 }
 
+/// Bytes of a table's block offsets.
+pub fn offset_bytes(log2_slots: u32) -> u64 {
+    (1u64 << log2_slots.min(63)) / 64 * 2
+}
+
 /// Bytes a table of these dimensions takes.
 pub fn table_bytes(log2_slots: u32, width: u32) -> Option<u64> {
     let bits = 1u64
@@ -80,10 +88,20 @@ impl Table {
         let mut bytes = Vec::new();
         bytes.try_reserve_exact(len).ok()?;
         bytes.resize(len, 0);
+        Self::from_bytes(log2_slots, width, bytes)
+    }
+
+    /// A table around bytes of the right length (offsets zero until rebuilt).
+    pub fn from_bytes(log2_slots: u32, width: u32, bytes: Vec<u8>) -> Option<Table> {
+        let blocks = usize::try_from(1u64.checked_shl(log2_slots)? / 64).ok()?;
+        let mut offsets = Vec::new();
+        offsets.try_reserve_exact(blocks).ok()?;
+        offsets.resize(blocks, 0);
         Some(Table {
             log2_slots,
             width,
             bytes,
+            offsets,
         })
     }
 
@@ -93,56 +111,79 @@ impl Table {
     }
 
     #[inline]
-    fn next(&self, i: u64) -> u64 {
+    pub(super) fn next(&self, i: u64) -> u64 {
         (i + 1) & (self.slots() - 1)
     }
 
     #[inline]
-    fn prev(&self, i: u64) -> u64 {
+    pub(super) fn prev(&self, i: u64) -> u64 {
         i.wrapping_sub(1) & (self.slots() - 1)
     }
 
+    /// Bytes of each metadata bit vector (occupieds, then runends).
     #[inline]
-    fn slot_bits(&self) -> u64 {
-        u64::from(self.width) + 2
+    fn meta_bytes(&self) -> usize {
+        (self.slots() / 8) as usize
+    }
+
+    #[inline]
+    fn word_at(&self, at: usize) -> u64 {
+        self.bytes
+            .get(at..at + 8)
+            .and_then(|w| w.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w))
+    }
+
+    #[inline]
+    fn put_word_at(&mut self, at: usize, value: u64) {
+        if let Some(w) = self.bytes.get_mut(at..at + 8) {
+            w.copy_from_slice(&value.to_le_bytes());
+        }
+    }
+
+    /// Word `w` (slots `64w..64w+63`) of the occupieds (`vector` 0) or runends (1).
+    #[inline]
+    pub(super) fn meta_word(&self, vector: usize, w: u64) -> u64 {
+        self.word_at(vector * self.meta_bytes() + 8 * w as usize)
+    }
+
+    #[inline]
+    pub(super) fn field_bit(&self, i: u64) -> u64 {
+        8 * 2 * self.meta_bytes() as u64 + i * u64::from(self.width)
     }
 
     /// The slot's bits: occupied, runend, field.
     #[inline]
-    fn slot(&self, i: u64) -> u64 {
-        let bit = i * self.slot_bits();
-        let at = (bit >> 3) as usize;
-        let word = self
-            .bytes
-            .get(at..at + 8)
-            .and_then(|w| w.first_chunk::<8>())
-            .map_or(0, |w| u64::from_le_bytes(*w));
-        (word >> (bit & 7)) & ((1u64 << self.slot_bits()) - 1)
+    pub(super) fn slot(&self, i: u64) -> u64 {
+        let bit = self.field_bit(i);
+        let field = (self.word_at((bit >> 3) as usize) >> (bit & 7)) & ((1u64 << self.width) - 1);
+        let meta = |v| (self.meta_word(v, i >> 6) >> (i & 63)) & 1;
+        meta(0) | meta(1) << 1 | field << 2
     }
 
     #[inline]
     fn set_slot(&mut self, i: u64, value: u64) {
-        let bit = i * self.slot_bits();
-        let at = (bit >> 3) as usize;
-        let mask = ((1u64 << self.slot_bits()) - 1) << (bit & 7);
-        if let Some(w) = self.bytes.get_mut(at..at + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            let old = u64::from_le_bytes(word);
-            let new = (old & !mask) | ((value << (bit & 7)) & mask);
-            w.copy_from_slice(&new.to_le_bytes());
+        for vector in 0..2 {
+            let at = vector * self.meta_bytes() + 8 * (i >> 6) as usize;
+            let word = self.word_at(at) & !(1 << (i & 63));
+            self.put_word_at(at, word | ((value >> vector) & 1) << (i & 63));
         }
+        let bit = self.field_bit(i);
+        let at = (bit >> 3) as usize;
+        let mask = ((1u64 << self.width) - 1) << (bit & 7);
+        let word = self.word_at(at) & !mask;
+        self.put_word_at(at, word | (((value >> 2) << (bit & 7)) & mask));
     }
 
     /// A hint to load the bytes of slot `i` and of the slot before it (where a lookup's walk
     /// back to its cluster's start begins).
     #[inline]
     pub fn prefetch(&self, i: u64) {
-        let bit = i * self.slot_bits();
-        let at = (bit >> 3) as usize;
         let base = self.bytes.as_ptr();
+        let at = (self.field_bit(i) >> 3) as usize;
         crate::bloom::link::prefetch(base.wrapping_add(at));
-        crate::bloom::link::prefetch(base.wrapping_add(at.saturating_sub(8)));
+        crate::bloom::link::prefetch(base.wrapping_add((i >> 3) as usize));
+        crate::bloom::link::prefetch(base.wrapping_add(self.meta_bytes() + (i >> 3) as usize));
     }
 
     #[inline]
@@ -151,7 +192,7 @@ impl Table {
     }
 
     #[inline]
-    fn occupied(&self, i: u64) -> bool {
+    pub(super) fn occupied(&self, i: u64) -> bool {
         self.slot(i) & OCCUPIED != 0
     }
 
@@ -172,7 +213,7 @@ impl Table {
     }
 
     /// The slot of the `k`-th runend (k >= 1) from `s` on, through non-empty slots only.
-    fn nth_runend(&self, s: u64, k: u64) -> Option<u64> {
+    pub(super) fn nth_runend(&self, s: u64, k: u64) -> Option<u64> {
         let mut seen = 0;
         let mut i = s;
         for _ in 0..self.slots() {
@@ -193,7 +234,7 @@ impl Table {
 
     /// The first slot of `x`'s cluster and the occupied quotients from it to `x` included,
     /// in one walk back (`x` must be non-empty).
-    fn cluster_rank(&self, x: u64) -> Option<(u64, u64)> {
+    pub(super) fn cluster_rank(&self, x: u64) -> Option<(u64, u64)> {
         let mut s = x;
         let mut rank = u64::from(self.occupied(x));
         for _ in 0..self.slots() {
@@ -208,55 +249,10 @@ impl Table {
         None
     }
 
-    /// First and last slot of quotient `x`'s run, if it has one.
-    pub fn run(&self, x: u64) -> Option<(u64, u64)> {
-        if !self.occupied(x) {
-            return None;
-        }
-        let (s, k) = self.cluster_rank(x)?;
-        let end = self.nth_runend(s, k)?;
-        let start = match k {
-            1 => s,
-            _ => self.next(self.nth_runend(s, k - 1)?),
-        };
-        Some((start, end))
-    }
-
     /// Slots of a run in order.
     pub fn run_slots(&self, (start, end): (u64, u64)) -> impl Iterator<Item = u64> + '_ {
         let len = (end.wrapping_sub(start) & (self.slots() - 1)) + 1;
         (0..len).map(move |k| (start + k) & (self.slots() - 1))
-    }
-
-    /// Whether quotient `x` holds a fingerprint that `query` (width - 1 bits) starts with:
-    /// one walk back to the cluster's start, one walk forward to the end of `x`'s run.
-    #[inline]
-    pub fn contains(&self, x: u64, query: u64) -> bool {
-        if !self.occupied(x) {
-            return false;
-        }
-        let Some((s, k)) = self.cluster_rank(x) else {
-            return false;
-        };
-        let mut seen = 0;
-        let mut i = s;
-        for _ in 0..self.slots() {
-            let slot = self.slot(i);
-            if slot >> 2 == 0 {
-                return false;
-            }
-            if seen + 1 == k && Fingerprint::matches(slot >> 2, query) {
-                return true;
-            }
-            if slot & RUNEND != 0 {
-                seen += 1;
-                if seen == k {
-                    return false;
-                }
-            }
-            i = self.next(i);
-        }
-        false
     }
 
     /// Appends `field` to quotient `x`'s run. False if the table is full or inconsistent
@@ -276,11 +272,9 @@ impl Table {
                 None => return false,
             }
         } else {
-            let Some((s, k)) = self.cluster_rank(x) else {
-                return false;
-            };
-            match self.nth_runend(s, k) {
-                Some(end) if k > 0 => self.next(end),
+            // Slot x holds an entry of an earlier quotient: the new run goes after their runs.
+            match self.runs_at(x) {
+                Some((Some(before), _)) => self.next(before),
                 _ => return false,
             }
         };
@@ -299,6 +293,7 @@ impl Table {
             self.set_flag(x, OCCUPIED, true);
         }
         self.set_entry(p, RUNEND | field << 2);
+        self.shifted_right(x, p, empty);
         true
     }
 
@@ -314,6 +309,9 @@ impl Table {
             .is_none_or(|(q, _)| at >= (q.wrapping_sub(base) & mask));
         let pos = at.max(state.cursor);
         if state.fallback || !ordered || pos > mask {
+            if !state.fallback {
+                self.rebuild_offsets();
+            }
             state.fallback = true;
             return self.insert(x, field);
         }
@@ -384,6 +382,7 @@ impl Table {
             i = self.next(i);
         }
         self.set_entry(hole, 0);
+        self.shifted_left(d, hole);
     }
 
     /// Every entry as `(quotient, field)`, each run in slot order and runs in quotient order
@@ -392,15 +391,15 @@ impl Table {
     #[cfg(test)]
     pub fn entries(&self) -> Option<Vec<(u64, u64)>> {
         let mut out = Vec::new();
-        self.for_each_run(|q, slots| {
+        self.for_each_run(|q, _, slots| {
             out.extend(slots.iter().map(|&f| (q, f)));
         })?;
         Some(out)
     }
 
-    /// Calls `visit(quotient, fields)` for every run, in order from the first empty slot on;
+    /// Calls `visit(quotient, last slot, fields)` for every run, in order from the first empty slot on;
     /// checks the metadata as it goes (None when inconsistent).
-    pub fn for_each_run(&self, mut visit: impl FnMut(u64, &[u64])) -> Option<u64> {
+    pub fn for_each_run(&self, mut visit: impl FnMut(u64, u64, &[u64])) -> Option<u64> {
         let z = self.first_empty(0)?;
         let mut fields: Vec<u64> = Vec::new();
         let mut quotient: Option<u64> = None;
@@ -445,7 +444,7 @@ impl Table {
                 fields.push(slot >> 2);
                 entries += 1;
                 if slot & RUNEND != 0 {
-                    visit(q, &fields);
+                    visit(q, i, &fields);
                     fields.clear();
                     quotient = None;
                 }
