@@ -4,8 +4,8 @@
 //! command syntax (`syntax`) have no Redis in them; the `module` layer (behind the default
 //! `module` feature) adapts them to the Redis module API.
 pub mod bloom;
-pub mod compact;
 pub mod budget;
+pub mod compact;
 pub mod counting;
 pub mod cuckoo;
 pub mod hash;

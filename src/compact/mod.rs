@@ -354,7 +354,6 @@ impl Compact {
         if !fits || walked.is_none() {
             return Err(AddError::CannotGrow);
         }
-        bigger.rebuild_offsets();
         self.table = bigger;
         self.received = self.table.bytes.len() as u64;
         self.generation = generation;

@@ -120,10 +120,10 @@ impl Table {
         i.wrapping_sub(1) & (self.slots() - 1)
     }
 
-    /// Bytes of each metadata bit vector (occupieds, then runends).
+    /// Bytes of a block of 64 slots: their occupieds word, their runends word, their fields.
     #[inline]
-    fn meta_bytes(&self) -> usize {
-        (self.slots() / 8) as usize
+    fn block_bytes(&self) -> usize {
+        16 + 8 * self.width as usize
     }
 
     #[inline]
@@ -144,12 +144,12 @@ impl Table {
     /// Word `w` (slots `64w..64w+63`) of the occupieds (`vector` 0) or runends (1).
     #[inline]
     pub(super) fn meta_word(&self, vector: usize, w: u64) -> u64 {
-        self.word_at(vector * self.meta_bytes() + 8 * w as usize)
+        self.word_at(w as usize * self.block_bytes() + 8 * vector)
     }
 
     #[inline]
     pub(super) fn field_bit(&self, i: u64) -> u64 {
-        8 * 2 * self.meta_bytes() as u64 + i * u64::from(self.width)
+        8 * ((i >> 6) * self.block_bytes() as u64 + 16) + (i & 63) * u64::from(self.width)
     }
 
     /// The slot's bits: occupied, runend, field.
@@ -164,7 +164,7 @@ impl Table {
     #[inline]
     fn set_slot(&mut self, i: u64, value: u64) {
         for vector in 0..2 {
-            let at = vector * self.meta_bytes() + 8 * (i >> 6) as usize;
+            let at = (i >> 6) as usize * self.block_bytes() + 8 * vector;
             let word = self.word_at(at) & !(1 << (i & 63));
             self.put_word_at(at, word | ((value >> vector) & 1) << (i & 63));
         }
@@ -182,8 +182,7 @@ impl Table {
         let base = self.bytes.as_ptr();
         let at = (self.field_bit(i) >> 3) as usize;
         crate::bloom::link::prefetch(base.wrapping_add(at));
-        crate::bloom::link::prefetch(base.wrapping_add((i >> 3) as usize));
-        crate::bloom::link::prefetch(base.wrapping_add(self.meta_bytes() + (i >> 3) as usize));
+        crate::bloom::link::prefetch(base.wrapping_add((i >> 6) as usize * self.block_bytes()));
     }
 
     #[inline]
@@ -321,6 +320,7 @@ impl Table {
             _ => self.set_flag(x, OCCUPIED, true),
         }
         self.set_entry(slot, RUNEND | field << 2);
+        self.extend_offset(x, slot);
         state.last = Some((x, slot));
         state.cursor = pos + 1;
         true
