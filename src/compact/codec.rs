@@ -108,18 +108,13 @@ impl Compact {
         if self.table.bytes.len() as u64 != expected || !self.is_loaded() {
             return Err(LoadError::Invalid("table length"));
         }
-        let used_bits = (1u64 << log2_slots) * (u64::from(width) + 2);
-        let tail = self
+        // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
+        let used = (1u64 << log2_slots) * (u64::from(width) + 2) / 8;
+        let stray = self
             .table
             .bytes
-            .get((used_bits / 8) as usize..)
-            .unwrap_or(&[]);
-        let partial = (used_bits % 8) as u32;
-        let stray = tail.split_first().map_or(false, |(first, rest)| {
-            (partial > 0 && first >> partial != 0)
-                || (partial == 0 && *first != 0)
-                || rest.iter().any(|b| *b != 0)
-        });
+            .get(used as usize..)
+            .is_none_or(|tail| tail.iter().any(|b| *b != 0));
         if stray {
             return Err(LoadError::Invalid("bits past the table"));
         }

@@ -197,7 +197,7 @@ impl Table {
         if self.distance(x, slot) > self.distance(start, slot) {
             let reach = self.distance(start, slot) + 1;
             if let Some(offset) = self.offsets.get_mut((start >> 6) as usize) {
-                *offset = u16::try_from(reach).unwrap_or(SATURATED).min(SATURATED);
+                *offset = u16::try_from(reach).unwrap_or(SATURATED);
             }
         }
     }
@@ -216,7 +216,7 @@ impl Table {
                 let start = (first + 64 * k) & (self.slots() - 1);
                 let reach = self.distance(start, end) + 1;
                 if let Some(offset) = offsets.get_mut((start >> 6) as usize) {
-                    *offset = u16::try_from(reach).unwrap_or(SATURATED).min(SATURATED);
+                    *offset = u16::try_from(reach).unwrap_or(SATURATED);
                 }
             }
         });
