@@ -354,6 +354,8 @@ impl Compact {
         if !fits || walked.is_none() {
             return Err(AddError::CannotGrow);
         }
+        // Appends leave the offsets to one pass over the runs at the end.
+        bigger.rebuild_offsets();
         self.table = bigger;
         self.received = self.table.bytes.len() as u64;
         self.generation = generation;

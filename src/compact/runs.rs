@@ -190,18 +190,6 @@ impl Table {
         }
     }
 
-    /// The offset of slot `slot`'s block after an entry of quotient `x` was appended there
-    /// (at the end of the runs): it reaches `slot` if `x` comes before the block.
-    pub(super) fn extend_offset(&mut self, x: u64, slot: u64) {
-        let start = slot & !63;
-        if self.distance(x, slot) > self.distance(start, slot) {
-            let reach = self.distance(start, slot) + 1;
-            if let Some(offset) = self.offsets.get_mut((start >> 6) as usize) {
-                *offset = u16::try_from(reach).unwrap_or(SATURATED);
-            }
-        }
-    }
-
     /// Every offset, from the runs (after a table was built or read).
     pub fn rebuild_offsets(&mut self) {
         let mut offsets = std::mem::take(&mut self.offsets);

@@ -15,7 +15,7 @@ const PAD: usize = 7;
 pub(super) const OCCUPIED: u64 = 1;
 pub(super) const RUNEND: u64 = 2;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Table {
     pub(super) log2_slots: u32,
     /// Field bits per slot (fingerprints up to `width - 1` bits).
@@ -34,6 +34,14 @@ pub struct Append {
     cursor: u64,
     last: Option<(u64, u64)>,
     fallback: bool,
+}
+
+/// Tables are equal when their stored bytes are: the offsets are derived from them (and a
+/// block's offset may stay marked too large after deletes shrank it, until rebuilt).
+impl PartialEq for Table {
+    fn eq(&self, other: &Table) -> bool {
+        (self.log2_slots, self.width, &self.bytes) == (other.log2_slots, other.width, &other.bytes)
+    }
 }
 
 /// An entry's fingerprint: its `len` leading bits.
@@ -187,28 +195,34 @@ impl Table {
 
     #[inline]
     pub fn field(&self, i: u64) -> u64 {
-        self.slot(i) >> 2
+        let bit = self.field_bit(i);
+        (self.word_at((bit >> 3) as usize) >> (bit & 7)) & ((1u64 << self.width) - 1)
     }
 
     #[inline]
     pub(super) fn occupied(&self, i: u64) -> bool {
-        self.slot(i) & OCCUPIED != 0
+        (self.meta_word(0, i >> 6) >> (i & 63)) & 1 != 0
     }
 
     #[inline]
     fn runend(&self, i: u64) -> bool {
-        self.slot(i) & RUNEND != 0
+        (self.meta_word(1, i >> 6) >> (i & 63)) & 1 != 0
     }
 
     /// Sets the entry part (runend and field) of a slot, keeping its occupied bit.
     fn set_entry(&mut self, i: u64, entry: u64) {
-        let keep = self.slot(i) & OCCUPIED;
-        self.set_slot(i, keep | (entry & !OCCUPIED));
+        self.set_flag(i, RUNEND, entry & RUNEND != 0);
+        let bit = self.field_bit(i);
+        let at = (bit >> 3) as usize;
+        let mask = ((1u64 << self.width) - 1) << (bit & 7);
+        let word = self.word_at(at) & !mask;
+        self.put_word_at(at, word | (((entry >> 2) << (bit & 7)) & mask));
     }
 
     fn set_flag(&mut self, i: u64, flag: u64, on: bool) {
-        let slot = self.slot(i);
-        self.set_slot(i, if on { slot | flag } else { slot & !flag });
+        let at = (i >> 6) as usize * self.block_bytes() + 8 * usize::from(flag == RUNEND);
+        let word = self.word_at(at) & !(1 << (i & 63));
+        self.put_word_at(at, word | u64::from(on) << (i & 63));
     }
 
     /// The slot of the `k`-th runend (k >= 1) from `s` on, through non-empty slots only.
@@ -309,6 +323,7 @@ impl Table {
         let pos = at.max(state.cursor);
         if state.fallback || !ordered || pos > mask {
             if !state.fallback {
+                // Inserts find runs through the offsets: bring them up to date first.
                 self.rebuild_offsets();
             }
             state.fallback = true;
@@ -320,7 +335,6 @@ impl Table {
             _ => self.set_flag(x, OCCUPIED, true),
         }
         self.set_entry(slot, RUNEND | field << 2);
-        self.extend_offset(x, slot);
         state.last = Some((x, slot));
         state.cursor = pos + 1;
         true
