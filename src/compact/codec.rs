@@ -10,8 +10,9 @@
 //! Data chunks then carry the table's bytes in order, at most [`MAX_CHUNK`] each: iterator
 //! `p >= 1` is byte `p - 1` of the table, each chunk continues where the previous one ended,
 //! and the table is checked whole when its last byte arrives. The RDB value is the header's
-//! fields after the magic and version (as unsigned integers, the error as a double), then the
-//! table in one buffer. Read as RedisBloom's first header field (the item count) the magic
+//! fields after the magic and version (as unsigned integers, the error as a double), the
+//! count of table bytes received (all of them, but between LOADCHUNK calls), then the table
+//! in one buffer. Read as RedisBloom's first header field (the item count) the magic
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
 use super::table::{table_bytes, Table};
@@ -105,8 +106,18 @@ impl Compact {
             return Err(LoadError::Invalid("table shape"));
         }
         let expected = table_bytes(log2_slots, width).unwrap_or(0);
-        if self.table.bytes.len() as u64 != expected || !self.is_loaded() {
+        if self.table.bytes.len() as u64 != expected || self.received > expected {
             return Err(LoadError::Invalid("table length"));
+        }
+        if !self.is_loaded() {
+            // Between LOADCHUNK calls (and so in an RDB or AOF taken then): the bytes not
+            // received yet are still zero, and the table is checked whole when its last chunk
+            // arrives.
+            let pending = self.table.bytes.get(self.received as usize..);
+            if pending.is_none_or(|bytes| bytes.iter().any(|b| *b != 0)) {
+                return Err(LoadError::Invalid("bytes past those received"));
+            }
+            return Ok(());
         }
         // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
         let used = (1u64 << log2_slots) * (u64::from(width) + 2) / 8;
@@ -134,6 +145,7 @@ impl Compact {
         w.write_unsigned(shape.flags);
         w.write_unsigned(shape.items);
         w.write_unsigned(shape.entries);
+        w.write_unsigned(self.received);
         w.write_buffer(&self.table.bytes);
     }
 
@@ -150,16 +162,18 @@ impl Compact {
             items: r.read_unsigned()?,
             entries: r.read_unsigned()?,
         };
+        let received = r.read_unsigned()?;
         let (log2_slots, generation, width) = shape.check(max_bytes)?;
         let bytes = r.read_buffer()?;
         if bytes.len() as u64 != table_bytes(log2_slots, width).unwrap_or(0) {
             return Err(LoadError::Invalid("table length"));
         }
-        let received = bytes.len() as u64;
         let table = Table::from_bytes(log2_slots, width, bytes).ok_or(LoadError::TooLarge)?;
         let mut filter = shape.filter(generation, table, received);
         filter.validate(max_bytes)?;
-        filter.table.rebuild_offsets();
+        if filter.is_loaded() {
+            filter.table.rebuild_offsets();
+        }
         Ok(filter)
     }
 
@@ -227,16 +241,19 @@ impl Compact {
 
     /// The data chunks after the header, as `(iterator, bytes)`: the iterator LOADCHUNK
     /// receives with these bytes (SCANDUMP's "next"), each chunk at most 16 MiB, each a slice
-    /// of the table (nothing is copied).
+    /// of the table (nothing is copied). A filter still loading gives the bytes it received,
+    /// so its dump (and AOF rewrite) rebuilds the same state.
     pub fn chunks(&self) -> impl Iterator<Item = (i64, &[u8])> + '_ {
         let mut end = 1i64;
-        self.table
+        let received = self
+            .table
             .bytes
-            .chunks(MAX_CHUNK as usize)
-            .map(move |bytes| {
-                end = end.saturating_add(bytes.len() as i64);
-                (end, bytes)
-            })
+            .get(..self.received as usize)
+            .unwrap_or_default();
+        received.chunks(MAX_CHUNK as usize).map(move |bytes| {
+            end = end.saturating_add(bytes.len() as i64);
+            (end, bytes)
+        })
     }
 
     /// Writes a data chunk `chunks` returned with iterator `iter`: it must continue where the

@@ -396,6 +396,12 @@ impl Compact {
         &self.table.bytes
     }
 
+    /// The table's storage, for the allocator to move (active defragmentation) and nothing
+    /// else.
+    pub fn table_for_relocation(&mut self) -> &mut Vec<u8> {
+        &mut self.table.bytes
+    }
+
     pub fn summary(&self) -> Summary {
         Summary {
             capacity: max_entries(self.table.slots()),

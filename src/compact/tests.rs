@@ -247,6 +247,52 @@ fn rdb_and_chunks_round_trip_byte_for_byte() {
     }
 }
 
+/// A filter between LOADCHUNK calls is a value like any other: saved and loaded, dumped and
+/// loaded again, it is the same, and its last chunk completes it.
+#[test]
+fn a_filter_between_chunks_saves_and_loads() {
+    let filter = filled(0.01, false, 70_000);
+    let chunks: Vec<(i64, Vec<u8>)> = small_chunks(&filter);
+    assert!(chunks.len() > 2);
+    let mut loading = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+    let (last, first) = chunks.split_last().unwrap();
+    for (iter, bytes) in first {
+        loading.load_chunk(*iter, bytes, NO_LIMIT).unwrap();
+    }
+    assert!(!loading.is_loaded());
+    let mut rdb = MemoryRdb::new();
+    loading.save(&mut rdb);
+    let mut reloaded = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).unwrap();
+    assert_eq!(reloaded, loading);
+    // Its dump is the bytes it received, which rebuild the same state.
+    let mut again = Compact::from_header(&loading.encode_header(), NO_LIMIT).unwrap();
+    for (iter, bytes) in loading.chunks() {
+        again.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+    }
+    assert_eq!(again, loading);
+    reloaded.load_chunk(last.0, &last.1, NO_LIMIT).unwrap();
+    assert_eq!(reloaded, filter);
+    // Bytes past those received are refused.
+    let mut rdb = MemoryRdb::new();
+    let mut tampered = loading.clone();
+    if let Some(byte) = tampered.table.bytes.last_mut() {
+        *byte = 1;
+    }
+    tampered.save(&mut rdb);
+    assert!(Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).is_err());
+}
+
+/// The table in chunks of a few kilobytes, as LOADCHUNK could receive them.
+fn small_chunks(filter: &Compact) -> Vec<(i64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    for piece in filter.table_bytes().chunks(4096) {
+        at += piece.len();
+        out.push((at as i64 + 1, piece.to_vec()));
+    }
+    out
+}
+
 #[test]
 fn every_creatable_filter_passes_the_validator() {
     let mut rng = Rng::new(77);
