@@ -3,13 +3,12 @@
 
 use std::ffi::CStr;
 
-use super::admission::Admission;
-use super::config;
-use super::errors::*;
 use super::ffi::{Args, Ctx, Slot};
 use super::kinds::{self, Applied, BloomValue, Write};
 use super::sparse::SPARSE_TYPE;
-use super::stats;
+use super::state::errors::*;
+use super::state::settings;
+use super::state::stats;
 use super::types::BLOOM_TYPE;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
@@ -24,16 +23,16 @@ use crate::syntax::ByteArgs;
 /// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options: the
 /// module's settings (`bf-expansion-factor` 0 means non-scaling, as in RedisBloom 8).
 fn default_options() -> BloomOptions {
-    let expansion = config::BF_EXPANSION.get();
+    let expansion = settings::BF_EXPANSION.get();
     BloomOptions {
-        capacity: config::bf_initial_size(),
-        error: config::bf_error_rate(),
+        capacity: settings::bf_initial_size(),
+        error: settings::bf_error_rate(),
         growth: u32::try_from(expansion)
             .ok()
             .filter(|g| *g > 0)
             .unwrap_or(DEFAULT_GROWTH),
         scaling: expansion != 0,
-        window: config::bf_window(),
+        window: settings::bf_window(),
         counting: false,
     }
 }
@@ -461,7 +460,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
             return Ok(());
         }
         // The chunk first: a refusal is the whole reply.
-        let limit = Admission::command(ctx).limit(0);
+        let limit = ctx.admission().limit(0);
         let chunk = filter.chunk_at(iter, limit).map_err(create_error)?;
         ctx.reply_array(2);
         match chunk {
@@ -487,7 +486,7 @@ pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
     }
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    let admission = Admission::command(ctx);
+    let admission = ctx.admission();
     let chain = match key.slot::<Sparse>(&SPARSE_TYPE) {
         Slot::Ours(sparse) => sparse
             .promote(admission.limit(sparse.bytes()))
@@ -516,7 +515,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    let admission = Admission::command(ctx);
+    let admission = ctx.admission();
     match kinds::lookup(&mut key) {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),

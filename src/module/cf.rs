@@ -3,11 +3,11 @@
 
 use std::ffi::CStr;
 
-use super::admission::Admission;
 use super::cf_type::CUCKOO_TYPE;
-use super::config;
-use super::errors::*;
+use super::ffi::Admission;
 use super::ffi::{Args, Ctx, Key, Slot};
+use super::state::errors::*;
+use super::state::settings;
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
 use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};
@@ -48,8 +48,7 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
-    let filter =
-        CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
+    let filter = CuckooFilter::new(params, ctx.admission().limit(0)).map_err(create_error)?;
     key.set(&CUCKOO_TYPE, filter);
     ctx.reply_ok();
     ctx.replicate_verbatim();
@@ -69,14 +68,15 @@ enum AddMode {
 /// How a missing key is created by CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX: the module's
 /// settings (RedisBloom 2.8's fixed defaults unless changed).
 fn default_params() -> CuckooParams {
-    let narrow =
-        |setting: &config::Numeric, fallback: u16| u16::try_from(setting.get()).unwrap_or(fallback);
+    let narrow = |setting: &settings::Numeric, fallback: u16| {
+        u16::try_from(setting.get()).unwrap_or(fallback)
+    };
     let defaults = CuckooParams::default();
     CuckooParams {
-        capacity: config::CF_INITIAL_SIZE.get().unsigned_abs(),
-        bucket_size: narrow(&config::CF_BUCKET_SIZE, defaults.bucket_size),
-        max_iterations: narrow(&config::CF_MAX_ITERATIONS, defaults.max_iterations),
-        expansion: narrow(&config::CF_EXPANSION, defaults.expansion),
+        capacity: settings::CF_INITIAL_SIZE.get().unsigned_abs(),
+        bucket_size: narrow(&settings::CF_BUCKET_SIZE, defaults.bucket_size),
+        max_iterations: narrow(&settings::CF_MAX_ITERATIONS, defaults.max_iterations),
+        expansion: narrow(&settings::CF_EXPANSION, defaults.expansion),
     }
 }
 
@@ -94,8 +94,7 @@ fn filter_for_insert<'k>(
             capacity: capacity.ok_or(NOT_FOUND)?,
             ..default_params()
         };
-        let filter =
-            CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
+        let filter = CuckooFilter::new(params, ctx.admission().limit(0)).map_err(create_error)?;
         announce_creation(ctx, args, &params, &filter);
         key.set(&CUCKOO_TYPE, filter);
         created = true;
@@ -136,7 +135,7 @@ fn announce_creation(ctx: Ctx, args: Args, params: &CuckooParams, filter: &Cucko
 /// configured limit binds clients: a command from the primary or the AOF is never refused by
 /// it (the primary decided under its own setting).
 fn check_expansions(ctx: Ctx, filter: &CuckooFilter) -> CommandResult {
-    if !ctx.is_replayed() && u64::from(filter.num_filters()) >= config::cf_max_expansions() {
+    if !ctx.is_replayed() && u64::from(filter.num_filters()) >= settings::cf_max_expansions() {
         return Err(CF_MAX_EXPANSIONS_REACHED.into());
     }
     Ok(())
@@ -174,7 +173,7 @@ fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
     let default_capacity = default_params().capacity;
     let (filter, created) = filter_for_insert(ctx, args, &mut key, Some(default_capacity))?;
     let outcome = check_expansions(ctx, filter).and_then(|()| {
-        add_item(filter, args.bytes(2), mode, Admission::command(ctx)).map_err(|e| match e {
+        add_item(filter, args.bytes(2), mode, ctx.admission()).map_err(|e| match e {
             InsertError::Full => CF_FULL.into(),
             InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY.into(),
         })
@@ -217,7 +216,7 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     ctx.reply_array(args.len() - items_at);
     let mut refused = Vec::new();
     for (at, item) in args.items(items_at).enumerate() {
-        let outcome = add_item(filter, item, mode, Admission::command(ctx));
+        let outcome = add_item(filter, item, mode, ctx.admission());
         changed |= outcome == Ok(true);
         if outcome.is_err() {
             refused.push(at);

@@ -1,12 +1,12 @@
 //! CF.SCANDUMP and CF.LOADCHUNK: a cuckoo filter copied out and back in as a header and
 //! chunks of its sub-filters.
 
-use super::admission::Admission;
 use super::cf::{arg_error, with_filter};
 use super::cf_type::CUCKOO_TYPE;
-use super::errors::*;
+use super::ffi::Admission;
 use super::ffi::{Args, Ctx, Slot};
-use super::stats;
+use super::state::errors::*;
+use super::state::stats;
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
@@ -47,7 +47,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Ours(_), 1) => return Err(ITEM_EXISTS.into()),
         (Slot::Empty, 1) => {
-            let filter = filter_from_header(data, Admission::command(ctx))
+            let filter = filter_from_header(data, ctx.admission())
                 .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
             key.set(&CUCKOO_TYPE, filter);
         }

@@ -6,8 +6,8 @@ use std::ffi::c_void;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use super::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
 use super::ffi::{guard, RawString};
-use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
 use super::types::{callbacks, FilterValue};
 use crate::cuckoo::CuckooFilter;
 use crate::rdb::LoadError;

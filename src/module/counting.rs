@@ -5,10 +5,10 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::ffi_io::{Defrag, Digest, IoReader, IoWriter};
+use super::ffi::io::{Defrag, Digest, IoReader, IoWriter};
 use super::kinds::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Write};
 use super::plain::{digest_chain, link_line, relocate_chain};
-use super::stats::{self, Measure, Measured, Totals};
+use super::state::stats::{self, Measure, Measured, Totals};
 use super::types::{callbacks, FilterValue};
 use crate::bloom::{AddError, Cells, ChunkError, CreateError, HeaderError};
 use crate::counting::{Counter4, CountingFilter, DeleteError, ENCODING_VERSION, MAGIC};

@@ -28,11 +28,11 @@ use std::ffi::{c_void, CStr};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::admission::Admission;
 use super::counting::COUNTING_TYPE;
+use super::ffi::io::{emit_loadchunk, value_ref, Digest};
+use super::ffi::Admission;
 use super::ffi::{guard, Args, Ctx, Key, Member, RawString, Slot};
-use super::ffi_io::{emit_loadchunk, value_ref, Digest};
-use super::stats::Measured;
+use super::state::stats::Measured;
 use super::types::FilterValue;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
@@ -337,7 +337,7 @@ impl<T: BloomKind> Replacement for T {
 impl Write {
     pub fn new(ctx: Ctx) -> Self {
         Write {
-            admission: Admission::command(ctx),
+            admission: ctx.admission(),
             now_ms: ctx.now_ms(),
             replayed: ctx.is_replayed(),
             verbatim: true,

@@ -2,26 +2,19 @@
 //! calls the core and replies; no filter logic lives here.
 
 mod acl;
-mod admission;
 mod bf;
 mod cf;
 mod cf_chunks;
 mod cf_type;
-mod clock;
-mod config;
-mod config_api;
 mod counting;
 mod docs;
-mod errors;
 #[cfg(feature = "fault-injection")]
 mod fault;
 mod ffi;
-mod ffi_io;
-mod ffi_server;
 mod kinds;
 mod plain;
 mod sparse;
-mod stats;
+mod state;
 mod types;
 mod windowed;
 
@@ -31,6 +24,7 @@ use redis_module::{raw, redis_module, Context, RedisString, Status};
 
 use cf_type::CUCKOO_TYPE;
 use ffi::{api, run_command, RawCtx, RawString};
+use state::{settings, stats};
 
 // Redis's allocator, so MEMORY USAGE and INFO memory see the filters, counted for the
 // `bf_module_allocations` INFO field; unit tests run without a server on the system allocator.
@@ -124,7 +118,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             "Found empty string. Assuming ramp-packer validation",
         );
     }
-    let parsed = config::LoadArguments::parse(
+    let parsed = settings::LoadArguments::parse(
         &bytes,
         |i| args.get(i).and_then(|a| a.parse_integer().ok()),
         |i| args.get(i).and_then(|a| a.parse_float().ok()),
@@ -140,9 +134,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ffi::log(c"warning", &reason);
         return Status::Err;
     }
-    ffi_io::register_info(ctx.ctx);
-    ffi_server::watch_memory(ctx.ctx);
-    if let Err(reason) = config_api::register(ctx.ctx) {
+    ffi::io::register_info(ctx.ctx);
+    ffi::server::watch_memory(ctx.ctx);
+    if let Err(reason) = ffi::config::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
         return Status::Err;
     }

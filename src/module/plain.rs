@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::ffi_io::{Defrag, Digest};
+use super::ffi::io::{Defrag, Digest};
 use super::kinds::{BloomKind, BloomValue, Chunk, Info, Write};
 use super::types::BLOOM_TYPE;
 use crate::bloom::{format_g, AddError, Cells, Chain, ChunkError, CreateError, HeaderError, Link};

@@ -15,11 +15,11 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::config;
+use super::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
 use super::ffi::{guard, RawString};
-use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
 use super::kinds::{digest, BloomKind, BloomValue, Chunk, Info, Write};
-use super::stats::{Measure, Measured, Totals, BLOOM};
+use super::state::settings;
+use super::state::stats::{Measure, Measured, Totals, BLOOM};
 use super::types::{callbacks, FilterValue};
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
@@ -36,7 +36,7 @@ pub static SPARSE_TYPE: RedisType = RedisType::new(
 /// A sparse filter for `options`, when a client of the primary creates one while
 /// `bf-sparse-max-bytes` is set (None: create the plain chain). Refused as the chain would be.
 pub(super) fn create(options: &BloomOptions, write: &Write) -> Result<Option<Sparse>, CreateError> {
-    let limit = config::bf_sparse_max_bytes();
+    let limit = settings::bf_sparse_max_bytes();
     if write.replayed || limit == 0 {
         return Ok(None);
     }
@@ -80,7 +80,7 @@ impl Measured for Sparse {
 /// The most items this command may leave in the sparse form: the primary's setting, or (on a
 /// replica and in AOF replay, which follow the primary's effects) only the form's own limits.
 fn limit(write: &Write) -> u64 {
-    match config::bf_sparse_max_bytes() {
+    match settings::bf_sparse_max_bytes() {
         0 => u64::MAX,
         _ if write.replayed => u64::MAX,
         bytes => bytes,

@@ -8,12 +8,11 @@ use std::ptr::null_mut;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::admission::Admission;
-use super::ffi::{guard, log, RawString};
-use super::ffi_io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
+use super::ffi::io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
+use super::ffi::{callback_admission, guard, log, RawString};
 use super::kinds::{aof_rewrite, digest};
-use super::stats;
-use super::stats::Measured;
+use super::state::stats;
+use super::state::stats::Measured;
 use crate::bloom::Chain;
 use crate::budget::Budget;
 use crate::rdb::LoadError;
@@ -140,7 +139,7 @@ unsafe extern "C" fn rdb_load<T: FilterValue>(
     guard(null_mut(), || {
         // RESTORE is admitted under maxmemory; a load at start-up or from the primary is not
         // limited by it (the admission knows from the server's flags).
-        match T::load(&mut IoReader { io }, encver, Admission::callback().limit(0)) {
+        match T::load(&mut IoReader { io }, encver, callback_admission().limit(0)) {
             Ok(value) => {
                 stats::appeared(&value, true);
                 Box::into_raw(Box::new(value)).cast()
@@ -171,7 +170,7 @@ unsafe extern "C" fn rdb_save<T: FilterValue>(io: *mut raw::RedisModuleIO, value
 unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) -> usize {
     guard(0, || {
         #[cfg(feature = "fault-injection")]
-        super::fault::maybe_panic_in_callback();
+        super::state::fault::maybe_panic_in_callback();
         value_ref::<T>(value).map_or(0, |v| {
             usize::try_from(v.measure().bytes).unwrap_or(usize::MAX)
         })
@@ -200,7 +199,7 @@ unsafe extern "C" fn copy<T: FilterValue>(
     value: *const c_void,
 ) -> *mut c_void {
     guard(null_mut(), || match value_ref::<T>(value) {
-        Some(value) if fits(value.measure().bytes, Admission::callback().limit(0)) => {
+        Some(value) if fits(value.measure().bytes, callback_admission().limit(0)) => {
             stats::appeared(value, true);
             Box::into_raw(Box::new(value.clone())).cast()
         }

@@ -12,13 +12,13 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::clock;
-use super::errors::*;
+use super::ffi::clock;
+use super::ffi::io::{Defrag, Digest, IoReader, IoWriter};
 use super::ffi::{Args, Ctx, Slot};
-use super::ffi_io::{Defrag, Digest, IoReader, IoWriter};
 use super::kinds::{self, aof_rewrite, digest, BloomKind, BloomValue, Chunk, Info, Write};
 use super::plain::link_line;
-use super::stats::{self, Measure, Measured, Totals};
+use super::state::errors::*;
+use super::state::stats::{self, Measure, Measured, Totals};
 use super::types::{callbacks, FilterValue};
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;

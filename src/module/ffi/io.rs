@@ -1,12 +1,11 @@
 //! The module API as the data-type callbacks use it: RDB primitives, AOF rewrite, digests,
-//! active defragmentation, and the INFO section. Like `ffi`, the only other file that calls
-//! the module API directly.
+//! active defragmentation, and the INFO section.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use redis_module::raw;
 
-use super::ffi::{api, guard, RawCtx, RawString};
+use super::raw::{api, guard, RawCtx, RawString};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// Reads RDB primitives from Redis, reporting I/O errors instead of aborting.
@@ -146,7 +145,7 @@ pub unsafe fn value_ref<'a, T>(value: *const c_void) -> Option<&'a T> {
 unsafe extern "C" fn info_section(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guard((), || {
         raw::add_info_section(ctx, None);
-        for (name, value) in super::stats::info_fields() {
+        for (name, value) in crate::module::state::stats::info_fields() {
             raw::add_info_field_long_long(ctx, name, value);
         }
     })
