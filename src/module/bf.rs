@@ -5,15 +5,12 @@ use std::ffi::CStr;
 
 use super::ffi::{Args, Ctx, Slot};
 use super::kinds::{self, Applied, BloomValue, Write};
-use super::sparse::SPARSE_TYPE;
 use super::state::errors::*;
 use super::state::settings;
 use super::state::stats;
-use super::types::BLOOM_TYPE;
-use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::bloom::{AddError, ChunkError, HeaderError};
 use crate::budget::Budget;
 use crate::counting::DeleteError;
-use crate::sparse::Sparse;
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
@@ -66,13 +63,6 @@ fn arg_error(e: ArgError) -> CommandError {
     CommandError::Reply(text)
 }
 
-fn create_error(e: CreateError) -> CommandError {
-    match e {
-        CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
-        CreateError::Invalid => BF_COULD_NOT_CREATE.into(),
-    }
-}
-
 fn add_error(e: AddError) -> &'static CStr {
     match e {
         AddError::Full => BF_FULL,
@@ -91,7 +81,7 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
     let mut write = Write::new(ctx);
-    let (_, announced) = kinds::create(&mut key, &options, &mut write).map_err(create_error)?;
+    let (_, announced) = kinds::create(&mut key, &options, &mut write)?;
     write.verbatim = !announced;
     ctx.reply_ok();
     write.finish(ctx, &mut key, key_name, &Applied::none());
@@ -166,8 +156,7 @@ fn insert_items(
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Empty, None) => return Err(NOT_FOUND.into()),
         (Slot::Empty, Some(o)) => {
-            let (filter, announced) =
-                kinds::create(&mut key, &o, &mut write).map_err(create_error)?;
+            let (filter, announced) = kinds::create(&mut key, &o, &mut write)?;
             if !announced {
                 announce_creation(&mut write, &o, filter.header());
             }
@@ -461,7 +450,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
         }
         // The chunk first: a refusal is the whole reply.
         let limit = ctx.admission().limit(0);
-        let chunk = filter.chunk_at(iter, limit).map_err(create_error)?;
+        let chunk = filter.chunk_at(iter, limit)?;
         ctx.reply_array(2);
         match chunk {
             Some((next, bytes)) => {
@@ -475,38 +464,6 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
         }
         Ok(())
     })
-}
-
-/// BF.PROMOTE key: makes a sparse filter dense now (1), or leaves any other Bloom filter as
-/// it is (0). The primary propagates it at the point of every promotion; run on every sparse
-/// key (`SCAN 0 TYPE bloomrsSP`) it makes the next save RedisBloom's format again.
-pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
-    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
-    let mut key = ctx.open_key(key_name, true);
-    let admission = ctx.admission();
-    let chain = match key.slot::<Sparse>(&SPARSE_TYPE) {
-        Slot::Ours(sparse) => sparse
-            .promote(admission.limit(sparse.bytes()))
-            .map_err(create_error)?,
-        Slot::Empty => return Err(NOT_FOUND.into()),
-        Slot::WrongType => {
-            return match kinds::lookup(&mut key) {
-                Slot::Ours(_) => {
-                    ctx.reply_int(0);
-                    Ok(())
-                }
-                _ => Err(WRONG_TYPE.into()),
-            };
-        }
-    };
-    key.set(&BLOOM_TYPE, chain);
-    ctx.reply_int(1);
-    ctx.replicate_verbatim();
-    ctx.notify(c"bf.promote", key_name);
-    Ok(())
 }
 
 /// BF.LOADCHUNK key iterator data

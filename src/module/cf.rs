@@ -3,11 +3,11 @@
 
 use std::ffi::CStr;
 
-use super::cf_type::CUCKOO_TYPE;
 use super::ffi::Admission;
 use super::ffi::{Args, Ctx, Key, Slot};
 use super::state::errors::*;
 use super::state::settings;
+use super::types::cuckoo::CUCKOO_TYPE;
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
 use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};

@@ -2,11 +2,11 @@
 //! chunks of its sub-filters.
 
 use super::cf::{arg_error, with_filter};
-use super::cf_type::CUCKOO_TYPE;
 use super::ffi::Admission;
 use super::ffi::{Args, Ctx, Slot};
 use super::state::errors::*;
 use super::state::stats;
+use super::types::cuckoo::CUCKOO_TYPE;
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};

@@ -5,26 +5,21 @@ mod acl;
 mod bf;
 mod cf;
 mod cf_chunks;
-mod cf_type;
-mod counting;
 mod docs;
 #[cfg(feature = "fault-injection")]
 mod fault;
 mod ffi;
 mod kinds;
-mod plain;
-mod sparse;
 mod state;
 mod types;
-mod windowed;
 
 use std::ffi::{c_int, CStr};
 
 use redis_module::{raw, redis_module, Context, RedisString, Status};
 
-use cf_type::CUCKOO_TYPE;
 use ffi::{api, run_command, RawCtx, RawString};
 use state::{settings, stats};
+use types::cuckoo::CUCKOO_TYPE;
 
 // Redis's allocator, so MEMORY USAGE and INFO memory see the filters, counted for the
 // `bf_module_allocations` INFO field; unit tests run without a server on the system allocator.
@@ -85,8 +80,8 @@ fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
         (c"bf.debug", entry!(bf::debug), READ),
         (c"bf.scandump", entry!(bf::scandump), READ_CHUNK),
         (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
-        (c"bf.retire", entry!(windowed::retire), WRITE_FAST),
-        (c"bf.promote", entry!(bf::promote), WRITE),
+        (c"bf.retire", entry!(kinds::windowed::retire), WRITE_FAST),
+        (c"bf.promote", entry!(kinds::sparse::promote), WRITE),
         (c"bf.del", entry!(bf::del), WRITE_FAST),
         (c"bf.mdel", entry!(bf::mdel), WRITE_FAST),
         (c"cf.reserve", entry!(cf::reserve), WRITE),

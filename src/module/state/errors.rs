@@ -3,6 +3,8 @@
 
 use std::ffi::CStr;
 
+use crate::bloom::CreateError;
+
 /// Why a command failed: what the client is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandError {
@@ -17,6 +19,15 @@ pub type CommandResult = Result<(), CommandError>;
 impl From<&'static CStr> for CommandError {
     fn from(text: &'static CStr) -> Self {
         CommandError::Reply(text)
+    }
+}
+
+impl From<CreateError> for CommandError {
+    fn from(e: CreateError) -> Self {
+        match e {
+            CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
+            CreateError::Invalid => BF_COULD_NOT_CREATE.into(),
+        }
     }
 }
 
