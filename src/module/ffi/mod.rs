@@ -11,6 +11,7 @@ pub mod config;
 pub mod io;
 pub mod key;
 pub mod raw;
+pub mod registry;
 pub mod server;
 
 pub use command::{run_command, Args, Ctx};

@@ -3,13 +3,13 @@
 
 use std::ffi::CStr;
 
-use super::ffi::Admission;
-use super::ffi::{Args, Ctx, Key, Slot};
-use super::state::errors::*;
-use super::state::settings;
-use super::types::cuckoo::CUCKOO_TYPE;
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
+use crate::module::ffi::Admission;
+use crate::module::ffi::{Args, Ctx, Key, Slot};
+use crate::module::state::errors::*;
+use crate::module::state::settings;
+use crate::module::types::cuckoo::CUCKOO_TYPE;
 use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};
 use crate::syntax::ByteArgs;
 

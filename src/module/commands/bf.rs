@@ -3,14 +3,14 @@
 
 use std::ffi::CStr;
 
-use super::ffi::{Args, Ctx, Slot};
-use super::kinds::{self, Applied, BloomValue, Write};
-use super::state::errors::*;
-use super::state::settings;
-use super::state::stats;
 use crate::bloom::{AddError, ChunkError, HeaderError};
 use crate::budget::Budget;
 use crate::counting::DeleteError;
+use crate::module::ffi::{Args, Ctx, Slot};
+use crate::module::kinds::{self, Applied, BloomValue, Write};
+use crate::module::state::errors::*;
+use crate::module::state::settings;
+use crate::module::state::stats;
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,

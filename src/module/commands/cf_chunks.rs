@@ -2,13 +2,13 @@
 //! chunks of its sub-filters.
 
 use super::cf::{arg_error, with_filter};
-use super::ffi::Admission;
-use super::ffi::{Args, Ctx, Slot};
-use super::state::errors::*;
-use super::state::stats;
-use super::types::cuckoo::CUCKOO_TYPE;
 use crate::budget::Budget;
 use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
+use crate::module::ffi::Admission;
+use crate::module::ffi::{Args, Ctx, Slot};
+use crate::module::state::errors::*;
+use crate::module::state::stats;
+use crate::module::types::cuckoo::CUCKOO_TYPE;
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
 
 /// CF.SCANDUMP key iterator
