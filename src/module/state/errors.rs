@@ -1,9 +1,12 @@
 //! Every error reply, worded exactly as RedisBloom words it (some lack the `ERR ` prefix, one
-//! ends in a space), and the type a handler returns to send one.
+//! ends in a space), the type a handler returns to send one, and the one place that turns the
+//! core's errors and the syntax's refusals into those replies, keyed by the error.
 
 use std::ffi::CStr;
 
-use crate::bloom::CreateError;
+use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::cuckoo::{CuckooError, InsertError};
+use crate::syntax::{bf, cf};
 
 /// Why a command failed: what the client is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +25,148 @@ impl From<&'static CStr> for CommandError {
     }
 }
 
-impl From<CreateError> for CommandError {
-    fn from(e: CreateError) -> Self {
-        match e {
-            CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
-            CreateError::Invalid => BF_COULD_NOT_CREATE.into(),
+/// A core error as the client reads it.
+pub trait Refusal {
+    fn text(self) -> &'static CStr;
+}
+
+impl<E: Refusal> From<E> for CommandError {
+    fn from(e: E) -> Self {
+        CommandError::Reply(e.text())
+    }
+}
+
+impl Refusal for CreateError {
+    fn text(self) -> &'static CStr {
+        match self {
+            CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            CreateError::Invalid => BF_COULD_NOT_CREATE,
         }
+    }
+}
+
+/// The reply to one item of an add (the batch goes on unless the filter is full).
+impl Refusal for AddError {
+    fn text(self) -> &'static CStr {
+        match self {
+            AddError::Full => BF_FULL,
+            AddError::CannotGrow => BF_PROBLEM_INSERTING,
+        }
+    }
+}
+
+/// A BF.LOADCHUNK header that no filter was made of.
+impl Refusal for HeaderError {
+    fn text(self) -> &'static CStr {
+        match self {
+            HeaderError::BadData => BAD_DATA,
+            HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+        }
+    }
+}
+
+/// A BF.LOADCHUNK chunk the filter refused.
+impl Refusal for ChunkError {
+    fn text(self) -> &'static CStr {
+        match self {
+            ChunkError::BadData => BAD_DATA,
+            ChunkError::NoLink => NO_LINK,
+            ChunkError::TooBig => CHUNK_TOO_BIG,
+        }
+    }
+}
+
+/// A cuckoo filter that CF.RESERVE or an implicit creation could not make.
+impl Refusal for CuckooError {
+    fn text(self) -> &'static CStr {
+        match self {
+            CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            CuckooError::Invalid(_) => CF_COULD_NOT_CREATE,
+        }
+    }
+}
+
+/// A CF.LOADCHUNK header that no cuckoo filter was made of (RedisBloom words it unlike a
+/// refused creation).
+pub struct CuckooHeaderRefused(pub CuckooError);
+
+impl Refusal for CuckooHeaderRefused {
+    fn text(self) -> &'static CStr {
+        match self.0 {
+            CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            CuckooError::Invalid(_) => CF_HEADER_REFUSED,
+        }
+    }
+}
+
+/// A CF.LOADCHUNK chunk the filter refused, whatever the reason.
+pub struct CuckooChunkRefused(pub CuckooError);
+
+impl Refusal for CuckooChunkRefused {
+    fn text(self) -> &'static CStr {
+        match self.0 {
+            CuckooError::TooLarge | CuckooError::Invalid(_) => CF_CHUNK_REFUSED,
+        }
+    }
+}
+
+impl Refusal for InsertError {
+    fn text(self) -> &'static CStr {
+        match self {
+            InsertError::Full => CF_FULL,
+            InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY,
+        }
+    }
+}
+
+/// The reply to each BF.* argument error.
+impl From<bf::ArgError> for CommandError {
+    fn from(e: bf::ArgError) -> Self {
+        let text = match e {
+            bf::ArgError::Arity => return CommandError::Arity,
+            bf::ArgError::BadErrorRate => BAD_ERROR_RATE,
+            bf::ArgError::ErrorRateRange => ERROR_RATE_RANGE,
+            bf::ArgError::BadCapacity => BAD_CAPACITY,
+            bf::ArgError::CapacityRange => CAPACITY_RANGE,
+            bf::ArgError::NoExpansion => NO_EXPANSION,
+            bf::ArgError::NonScalingExpansion => NONSCALING_EXPAND,
+            bf::ArgError::BadExpansion => BAD_EXPANSION,
+            bf::ArgError::ExpansionRange => EXPANSION_RANGE,
+            bf::ArgError::ExpansionTooLarge => EXPANSION_TOO_LARGE,
+            bf::ArgError::InsertUnknownOption => INSERT_UNKNOWN_ARGUMENT,
+            bf::ArgError::InsertBadErrorRate => INSERT_BAD_ERROR_RATE,
+            bf::ArgError::InsertBadExpansion => INSERT_BAD_EXPANSION,
+            bf::ArgError::InsertBadCapacity => INSERT_BAD_CAPACITY,
+            bf::ArgError::InsertOutOfRange => INSERT_BAD_ARGUMENT,
+            bf::ArgError::UnknownInfoField => INVALID_INFO_FIELD,
+            bf::ArgError::ScanIteratorNotNumeric => SCANDUMP_NOT_NUMERIC,
+            bf::ArgError::LoadIteratorNotNumeric => LOADCHUNK_NOT_NUMERIC,
+            bf::ArgError::WindowRange => WINDOW_RANGE,
+            bf::ArgError::GenerationsRange => GENERATIONS_RANGE,
+            bf::ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
+            bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
+        };
+        CommandError::Reply(text)
+    }
+}
+
+/// The reply to each CF.* argument error.
+impl From<cf::ArgError> for CommandError {
+    fn from(e: cf::ArgError) -> Self {
+        let text = match e {
+            cf::ArgError::Arity => return CommandError::Arity,
+            cf::ArgError::BadCapacity => INSERT_BAD_CAPACITY,
+            cf::ArgError::Unparsable(cf::CfOption::MaxIterations) => CF_PARSE_MAX_ITERATIONS,
+            cf::ArgError::OutOfRange(cf::CfOption::MaxIterations) => CF_MAX_ITERATIONS_RANGE,
+            cf::ArgError::Unparsable(cf::CfOption::BucketSize) => CF_PARSE_BUCKET_SIZE,
+            cf::ArgError::OutOfRange(cf::CfOption::BucketSize) => CF_BUCKET_SIZE_RANGE,
+            cf::ArgError::Unparsable(cf::CfOption::Expansion) => CF_PARSE_EXPANSION,
+            cf::ArgError::OutOfRange(cf::CfOption::Expansion) => CF_EXPANSION_RANGE,
+            cf::ArgError::CapacityTooSmall => CF_CAPACITY_TOO_SMALL,
+            cf::ArgError::UnknownOption => INSERT_UNKNOWN_ARGUMENT,
+            cf::ArgError::InvalidPosition => CF_INVALID_POSITION,
+        };
+        CommandError::Reply(text)
     }
 }
 
