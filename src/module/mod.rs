@@ -13,6 +13,8 @@
 mod commands;
 mod ffi;
 mod kinds;
+#[cfg(test)]
+mod layers;
 mod state;
 mod types;
 
