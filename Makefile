@@ -1,12 +1,17 @@
 # bloomrs: `make run` starts a server with the module, `make test` runs every test,
-# `make bench` measures it (results in docs/bench/).
+# `make bench` measures it (results in docs/bench/), `make package` builds the Debian package
+# and the tarball into dist/, `make install` installs the module.
 CARGO ?= cargo
 PORT ?= 6379
 # redis, valkey, or empty for both (make test; install-deps reads it too).
 SERVER ?=
 export SERVER
+# `make install`: the module goes to $(DESTDIR)$(PREFIX)/lib/redis/modules/bloomrs.so, with a
+# link in $(PREFIX)/lib/valkey/, and the notes to $(PREFIX)/share/doc/bloomrs/.
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean
+.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-repro install
 
 all: build
 
@@ -21,11 +26,36 @@ run: build
 
 # Unit tests of the pure core, then the integration tests with the freshly built module against
 # each server: Redis (redis-server) and Valkey (valkey-server), one summary line each.
-# SERVER=redis or SERVER=valkey runs the integration suite on one of them.
+# SERVER=redis or SERVER=valkey runs the integration suite on one of them. Where dpkg-deb is
+# present, the package test follows.
 test: build
 	$(CARGO) build --release --features fault-injection --target-dir target/fault-injection
 	$(CARGO) test --release --lib
 	CARGO="$(CARGO)" SERVER="$(SERVER)" scripts/integration.sh
+	@if command -v dpkg-deb >/dev/null 2>&1; then $(MAKE) --no-print-directory package-test; \
+	else echo "no dpkg-deb: package test not run"; fi
+
+# The Debian package and the tarball, reproducibly, into dist/ (scripts/package/build.sh).
+package: deps
+	CARGO="$(CARGO)" scripts/package/build.sh
+
+# Builds the package twice (same bytes), runs lintian, installs it with dpkg and starts the
+# packaged servers with their own configuration, removes it, and loads the tarball's module;
+# puts the machine back as it was (scripts/package/test.sh).
+package-test: deps
+	CARGO="$(CARGO)" scripts/package/test.sh
+
+# Two cold builds of the current commit in fresh clones at different paths: the same bytes.
+package-repro: deps
+	CARGO="$(CARGO)" scripts/package/repro.sh
+
+install:
+	@so="$$(CARGO="$(CARGO)" scripts/package/build.sh --so-only)" && \
+	install -D -m 0755 "$$so" "$(DESTDIR)$(PREFIX)/lib/redis/modules/bloomrs.so" && \
+	install -d "$(DESTDIR)$(PREFIX)/lib/valkey" && \
+	ln -sfn ../redis/modules/bloomrs.so "$(DESTDIR)$(PREFIX)/lib/valkey/bloomrs.so" && \
+	install -D -m 0644 -t "$(DESTDIR)$(PREFIX)/share/doc/bloomrs" LICENSE README.md CHANGELOG.md && \
+	echo "installed $(PREFIX)/lib/redis/modules/bloomrs.so (and $(PREFIX)/lib/valkey/bloomrs.so)"
 
 # Server time per call next to GETBIT/SISMEMBER, and the feed de-duplication simulation; JSON and
 # PNG into docs/bench/. BENCH_ARGS="--quick" for a short run, "--module PATH" to compare a build.
@@ -36,7 +66,8 @@ bench:
 fuzz:
 	scripts/fuzz.sh
 
-# The long chaos run (CHAOS_OPS operations, default 1,000,000).
+# The long chaos run (CHAOS_OPS operations, default 1,000,000), then the randomized replication
+# test for REPL_OPS operations (default 200,000) on each server.
 chaos:
 	scripts/chaos.sh
 

@@ -11,6 +11,10 @@
 #   valkey-server the second server of the integration suite: Valkey 8 or newer. Debian 12 has
 #                 it in its bookworm-backports suite, which this script adds when needed by
 #                 reusing the system's own Debian source entry.
+#   dpkg-deb, dpkg-shlibdeps, lintian
+#                 what `make package` and the package test run (on Debian/Ubuntu only, where
+#                 dpkg exists): dpkg-deb builds the package, dpkg-shlibdeps names its library
+#                 dependencies (Debian: dpkg-dev), lintian checks it.
 #
 # Usage:
 #   scripts/install-deps.sh                 detect, install what is missing (root or sudo)
@@ -144,6 +148,9 @@ probe() {
         valkey-server) probe_binary valkey-server "Valkey server" 8 ;;
         valkey-cli) probe_binary valkey-cli "valkey-cli" 8 ;;
         cargo) probe_binary cargo "cargo" 1 ;;
+        dpkg-deb) probe_binary dpkg-deb "Debian 'dpkg-deb'" 1 ;;
+        dpkg-shlibdeps) probe_binary dpkg-shlibdeps "Debian dpkg-shlibdeps" 1 ;;
+        lintian) probe_binary lintian "Lintian" 2 ;;
         *)
             echo "unknown dependency: $1" >&2
             return 2
@@ -159,6 +166,9 @@ package_of() {
         redis-cli) echo redis-tools ;;
         valkey-server) echo valkey-server ;;
         valkey-cli) echo valkey-tools ;;
+        dpkg-deb) echo dpkg ;;
+        dpkg-shlibdeps) echo dpkg-dev ;;
+        lintian) echo lintian ;;
     esac
 }
 
@@ -212,6 +222,10 @@ main() {
         valkey) deps+=(valkey-server) ;;
         *) deps+=(redis-server valkey-server) ;;
     esac
+    # The package build and test, where packages are dpkg's.
+    if command -v dpkg >/dev/null 2>&1; then
+        deps+=(dpkg-deb dpkg-shlibdeps lintian)
+    fi
 
     local dep why missing=() backports=()
     for dep in "${deps[@]}"; do

@@ -954,17 +954,14 @@ fn module_identity() {
     let modules = call!(c, "MODULE", "LIST").array();
     let fields = modules[0].array();
     assert_eq!(fields[0..2], [bulk("name"), bulk("bf")]);
-    let version = fields[3].int();
-    let (major, minor, patch) = (
-        env!("CARGO_PKG_VERSION_MAJOR"),
-        env!("CARGO_PKG_VERSION_MINOR"),
-        env!("CARGO_PKG_VERSION_PATCH"),
-    );
+    // RedisBloom 2.8.20's version, which clients read to tell RedisBloom from other modules.
+    assert_eq!(fields[2..4], [bulk("ver"), Int(20820)]);
+    // bloomrs's own version is the first field of its INFO section.
+    let section = call!(c, "INFO", "bf").text();
+    let first = section.lines().nth(1).unwrap_or_default();
     assert_eq!(
-        version,
-        major.parse::<i64>().unwrap() * 10000
-            + minor.parse::<i64>().unwrap() * 100
-            + patch.parse::<i64>().unwrap()
+        first,
+        format!("bf_bloomrs_version:{}", env!("CARGO_PKG_VERSION"))
     );
     let info = call!(c, "INFO", "modules").text();
     assert!(info.contains("options=[handle-io-errors]"), "{info}");

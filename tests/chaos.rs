@@ -46,6 +46,7 @@ const COMMANDS: &[&str] = &[
     "BF.SCANDUMP",
     "BF.LOADCHUNK",
     "BF.RETIRE",
+    "BF.PROMOTE",
     "BF.DEL",
     "BF.MDEL",
     "CF.RESERVE",
@@ -82,7 +83,14 @@ const WORDS: &[&str] = &[
     "255",
     "256",
     "9223372036854775807",
+    "9223372036854775806",
     "-9223372036854775808",
+    "4294967295",
+    "4294967296",
+    "315360000",
+    "315360001",
+    "32",
+    "33",
     "9223372036854775808",
     "18446744073709551616",
     "100000000000000",
@@ -110,6 +118,8 @@ const WORDS: &[&str] = &[
     "WINDOW",
     "GENERATIONS",
     "window",
+    "generations",
+    "counting",
     "BUCKETSIZE",
     "MAXITERATIONS",
     "capacity",
@@ -188,7 +198,7 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
     let item = format!("item{}", rng.below(2000));
     let small = (1 + rng.below(500)).to_string();
     let (bf, cf) = (format!("c:b{n}"), format!("c:c{n}"));
-    let words: Vec<String> = match rng.below(22) {
+    let words: Vec<String> = match rng.below(28) {
         0 => vec![
             "BF.RESERVE".into(),
             bf,
@@ -297,6 +307,87 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
         ],
         19 => vec!["BF.DEL".into(), bf, item],
         20 => vec!["BF.MDEL".into(), bf, item, format!("x{}", rng.below(100))],
+        // Windowed filters' clocks: now, ahead, far ahead, and values past i64 or negative.
+        22 => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            let at = match rng.below(6) {
+                0 => "9223372036854775807".to_string(),
+                1 => rng
+                    .pick(&["0", "-1", "18446744073709551615", "nan", "1e18"])
+                    .to_string(),
+                2 => (now + 30 * 86_400_000).to_string(),
+                _ => (now + rng.below(7_200_000) as i64).to_string(),
+            };
+            vec!["BF.RETIRE".into(), bf, at]
+        }
+        23 => vec!["BF.PROMOTE".into(), bf],
+        // Counting, non-scaling and windowed creation through BF.INSERT, with a hot item that
+        // saturates counters and fills small non-scaling filters.
+        24 => {
+            let mut words = vec!["BF.INSERT".to_string(), bf];
+            match rng.below(4) {
+                0 => words.push("COUNTING".into()),
+                1 => words.extend(["COUNTING".into(), "NONSCALING".into()]),
+                2 => words.extend([
+                    "WINDOW".into(),
+                    rng.pick(&["1", "60", "3600", "0", "315360001"]).to_string(),
+                    "GENERATIONS".into(),
+                    rng.pick(&["2", "4", "32", "1", "33"]).to_string(),
+                ]),
+                _ => words.push("NONSCALING".into()),
+            }
+            words.extend([
+                "CAPACITY".into(),
+                rng.pick(&["1", "2", "10", "4294967296"]).to_string(),
+                "ITEMS".into(),
+                "hot".into(),
+                "hot".into(),
+                item,
+            ]);
+            words
+        }
+        25 => vec![
+            "BF.RESERVE".into(),
+            bf,
+            rng.pick(&["0.01", "0.001", "0.9"]).to_string(),
+            small,
+            "EXPANSION".into(),
+            rng.pick(&["4294967296", "4294967295", "9223372036854775807", "2", "0"])
+                .to_string(),
+        ],
+        // Deletes of an item added many times: its counters saturate, and a delete must not
+        // answer 1 when it took nothing back.
+        26 => vec![
+            "BF.MDEL".into(),
+            bf,
+            "hot".into(),
+            "hot".into(),
+            "hot".into(),
+            item,
+        ],
+        // The module's settings, changed mid-run (max-filter-bytes stays: lowering it under
+        // existing filters is the replication test's business).
+        27 => {
+            let (name, values): (&str, &[&str]) = *rng.pick(&[
+                ("bf.bf-window", &["0", "0", "1", "3600", "315360000"][..]),
+                ("bf.bf-window-generations", &["2", "4", "32"][..]),
+                ("bf.bf-sparse-max-bytes", &["0", "256", "4096", "64kb"][..]),
+                ("bf.bf-expansion-factor", &["0", "1", "2", "32768"][..]),
+                ("bf.bf-initial-size", &["1", "100", "100000"][..]),
+                ("bf.bf-error-rate", &["0.01", "0.001", "0.5"][..]),
+                ("bf.cf-bucket-size", &["1", "2", "255"][..]),
+                ("bf.cf-initial-size", &["2", "64", "1024"][..]),
+                ("bf.cf-expansion-factor", &["0", "1", "4"][..]),
+            ]);
+            vec![
+                "CONFIG".into(),
+                "SET".into(),
+                name.into(),
+                rng.pick(values).to_string(),
+            ]
+        }
         _ => vec![
             if rng.below(2) == 0 {
                 "BF.SCANDUMP"

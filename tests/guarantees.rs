@@ -60,7 +60,7 @@ impl Pair {
         assert_eq!(digests(&mut self.r), expected, "replica differs");
         assert_eq!(call!(self.p, "DEBUG", "RELOAD"), ok());
         assert_eq!(digests(&mut self.p), expected, "after DEBUG RELOAD");
-        assert_eq!(call!(self.p, "BGREWRITEAOF").text().is_empty(), false);
+        assert!(!call!(self.p, "BGREWRITEAOF").text().is_empty());
         wait_for_persistence(&mut self.p);
         assert_eq!(call!(self.p, "DEBUG", "LOADAOF"), ok());
         assert_eq!(digests(&mut self.p), expected, "after DEBUG LOADAOF");

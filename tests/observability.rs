@@ -302,11 +302,13 @@ fn info_bf(c: &mut Client) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// The numeric fields of INFO bf (all but `bf_bloomrs_version`, which `bf_commands` checks).
 fn info_bf_all(c: &mut Client) -> Vec<(String, i64)> {
     call!(c, "INFO", "bf")
         .text()
         .lines()
         .filter_map(|line| line.split_once(':'))
+        .filter(|(name, _)| *name != "bf_bloomrs_version")
         .map(|(name, value)| (name.to_string(), value.trim().parse().unwrap()))
         .collect()
 }

@@ -7,6 +7,7 @@
 use bloomrs::syntax::bf::{self, BloomOptions, DEFAULT_GROWTH};
 use bloomrs::syntax::cf;
 use bloomrs::syntax::{parse_double, parse_int, Argv, ByteArgs};
+use bloomrs::windowed::{MAX_GENERATIONS, MIN_GENERATIONS};
 use libfuzzer_sys::fuzz_target;
 
 const DEFAULTS: BloomOptions = BloomOptions {
@@ -16,6 +17,16 @@ const DEFAULTS: BloomOptions = BloomOptions {
     scaling: true,
     window: None,
     counting: false,
+    compact: false,
+};
+
+/// The module's settings when `bf.bf-window` is set: BF.INSERT creates windowed filters.
+const WINDOWED_DEFAULTS: BloomOptions = BloomOptions {
+    window: Some(bf::WindowSpec {
+        seconds: 3600,
+        generations: 8,
+    }),
+    ..DEFAULTS
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -51,9 +62,23 @@ fn check_numbers(word: &[u8]) {
     assert!(!parse_double(word).is_some_and(f64::is_nan));
 }
 
+/// Whatever a parser accepts is in the range every kind's constructor and validator accept:
+/// growth at least 1 (no truncation of EXPANSION to 32 bits), a window within its bounds, and
+/// never a counting filter with a window.
 fn check_created(options: &BloomOptions) {
     assert!(options.error > 0.0 && options.error < 1.0);
     assert!(options.capacity >= 1 && options.capacity <= i64::MAX as u64);
+    assert!(options.growth >= 1, "growth {}", options.growth);
+    if let Some(window) = options.window {
+        assert!(window.seconds >= 1 && window.seconds <= bf::MAX_WINDOW_SECONDS as u64);
+        assert!((MIN_GENERATIONS..=MAX_GENERATIONS).contains(&window.generations));
+        assert!(!options.counting);
+    }
+}
+
+/// Whether a whole word (WINDOW, COUNTING, ...) is among the arguments from `from` on.
+fn has_word(args: &ByteArgs, from: usize, word: &str) -> bool {
+    (from..args.len()).any(|i| args.bytes(i).eq_ignore_ascii_case(word.as_bytes()))
 }
 
 fn check_bf_reserve(args: &ByteArgs) {
@@ -63,11 +88,23 @@ fn check_bf_reserve(args: &ByteArgs) {
     if let Ok(options) = parsed {
         check_created(&options);
         assert!(options.scaling || options.growth == DEFAULT_GROWTH);
+        assert_eq!(options.counting, has_word(args, 4, "COUNTING"));
+        assert_eq!(options.window.is_some(), has_word(args, 4, "WINDOW"));
     }
 }
 
 fn check_bf_insert(args: &ByteArgs) {
-    let Ok(spec) = bf::parse_bf_insert(args, DEFAULTS) else {
+    check_bf_insert_with(args, DEFAULTS);
+    check_bf_insert_with(args, WINDOWED_DEFAULTS);
+    let counting = BloomOptions {
+        counting: true,
+        ..DEFAULTS
+    };
+    check_bf_insert_with(args, counting);
+}
+
+fn check_bf_insert_with(args: &ByteArgs, defaults: BloomOptions) {
+    let Ok(spec) = bf::parse_bf_insert(args, defaults) else {
         return;
     };
     assert!(spec.items_at >= 3 && spec.items_at < args.len());

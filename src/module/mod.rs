@@ -38,21 +38,10 @@ type Allocator = stats::Counting<std::alloc::System>;
 #[cfg(test)]
 const ALLOCATOR: Allocator = stats::Counting(std::alloc::System);
 
-/// `major * 10000 + minor * 100 + patch`, as RedisBloom numbers its versions.
-const MODULE_VERSION: i32 = parse_decimal(env!("CARGO_PKG_VERSION_MAJOR")) * 10000
-    + parse_decimal(env!("CARGO_PKG_VERSION_MINOR")) * 100
-    + parse_decimal(env!("CARGO_PKG_VERSION_PATCH"));
-
-const fn parse_decimal(text: &str) -> i32 {
-    let bytes = text.as_bytes();
-    let mut value = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        value = value * 10 + (bytes[i] - b'0') as i32;
-        i += 1;
-    }
-    value
-}
+/// The version `MODULE LIST` reports: RedisBloom 2.8.20's (`major * 10000 + minor * 100 + patch`),
+/// whose replies bloomrs mirrors. Clients tell RedisBloom from other `bf` modules by it, so it
+/// stays RedisBloom's; bloomrs's own version is the `bf_bloomrs_version` field of `INFO bf`.
+const MODULE_VERSION: i32 = 20820;
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::install_panic_hook();

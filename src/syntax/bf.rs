@@ -53,6 +53,10 @@ pub enum ArgError {
     GenerationsWithoutWindow,
     /// COUNTING together with a window (a counting filter does not forget).
     CountingWithWindow,
+    /// COMPACT together with NONSCALING (a compact filter grows by doubling).
+    CompactNonScaling,
+    /// COMPACT together with a window.
+    CompactWithWindow,
 }
 
 /// Longest WINDOW in seconds (ten 365-day years, the core's limit).
@@ -95,6 +99,9 @@ pub struct BloomOptions {
     pub window: Option<WindowSpec>,
     /// `COUNTING` (deviation D12): counters instead of bits, so items can be deleted.
     pub counting: bool,
+    /// `COMPACT` (deviation D17): one fingerprint table that doubles, instead of a chain of
+    /// links; with `counting`, one that deletes.
+    pub compact: bool,
 }
 
 /// BF.INSERT: how to create a missing key (`None` for NOCREATE) and where the items start.
@@ -122,7 +129,9 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     // (deviation D12) only when it is there.
     let window_at = (4..args.len()).find(|i| args.is(*i, "WINDOW"));
     let counting = (4..args.len()).any(|i| args.is(i, "COUNTING"));
-    let most = 7 + if window_at.is_some() { 4 } else { 0 } + usize::from(counting);
+    let compact = (4..args.len()).any(|i| args.is(i, "COMPACT"));
+    let most =
+        7 + if window_at.is_some() { 4 } else { 0 } + usize::from(counting) + usize::from(compact);
     if !(4..=most).contains(&args.len()) {
         return Err(ArgError::Arity);
     }
@@ -140,6 +149,7 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     if counting && window.is_some() {
         return Err(ArgError::CountingWithWindow);
     }
+    check_compact(compact, scaling, window)?;
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
@@ -147,7 +157,17 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
         scaling,
         window,
         counting,
+        compact,
     })
+}
+
+/// A compact filter grows by doubling and keeps no window.
+fn check_compact(compact: bool, scaling: bool, window: Option<WindowSpec>) -> Result<(), ArgError> {
+    match (compact, scaling, window) {
+        (true, false, _) => Err(ArgError::CompactNonScaling),
+        (true, _, Some(_)) => Err(ArgError::CompactWithWindow),
+        _ => Ok(()),
+    }
 }
 
 /// `WINDOW seconds [GENERATIONS g]` among the optional arguments of BF.RESERVE.
@@ -200,6 +220,8 @@ struct InsertOptions {
     window: Option<i64>,
     generations: Option<i64>,
     counting: bool,
+    /// COMPACT was given (the module's default applies only where nothing contradicts it).
+    compact: bool,
 }
 
 /// Where BF.INSERT goes after one option word.
@@ -225,6 +247,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         window: None,
         generations: None,
         counting: defaults.counting,
+        compact: false,
     };
     let mut i = 2;
     let items_at = loop {
@@ -239,8 +262,9 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if items_at >= args.len() {
         return Err(ArgError::Arity);
     }
-    // A counting filter takes no window, not even the module's default one.
-    let window = if options.counting && options.window.is_none() && options.generations.is_none() {
+    // A counting or compact filter takes no window, not even the module's default one.
+    let own_window = options.window.is_some() || options.generations.is_some();
+    let window = if (options.counting || options.compact) && !own_window {
         None
     } else {
         insert_window(&options, defaults.window)?
@@ -248,6 +272,9 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if options.counting && window.is_some() {
         return Err(ArgError::CountingWithWindow);
     }
+    check_compact(options.compact, options.scaling, window)?;
+    // The module's default (bf-compact) makes compact what nothing asks otherwise.
+    let compact = options.compact || (defaults.compact && options.scaling && window.is_none());
     let InsertOptions {
         capacity,
         error,
@@ -269,6 +296,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         scaling,
         window,
         counting,
+        compact,
     });
     Ok(BfInsert { create, items_at })
 }
@@ -295,9 +323,10 @@ fn insert_window(
 
 /// Reads the option word at `i`. RedisBloom looks only at its leading letters: `i` is ITEMS,
 /// `er` ERROR, any other `e` EXPANSION, `c` CAPACITY, `n` with `c` third NOCREATE, any other
-/// `n` NONSCALING. A repeated option overrides the earlier one. The window options and
-/// COUNTING are whole words (WINDOW, GENERATIONS, COUNTING), so no word RedisBloom refused
-/// changes meaning; COUNTING comes before those rules, which would read it as CAPACITY.
+/// `n` NONSCALING. A repeated option overrides the earlier one. The window options, COUNTING
+/// and COMPACT are whole words (WINDOW, GENERATIONS, COUNTING, COMPACT), so no word RedisBloom
+/// refused changes meaning; COUNTING and COMPACT come before those rules, which would read them
+/// as CAPACITY (deviations D12, D17).
 fn insert_option(
     args: &impl Argv,
     i: usize,
@@ -309,6 +338,10 @@ fn insert_option(
     let is = |name: &str| word.eq_ignore_ascii_case(name.as_bytes());
     if is("COUNTING") {
         options.counting = true;
+        return Ok(Step::Next(i + 1));
+    }
+    if is("COMPACT") {
+        options.compact = true;
         return Ok(Step::Next(i + 1));
     }
     if is("WINDOW") || is("GENERATIONS") {

@@ -20,6 +20,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     scaling: true,
     window: None,
     counting: false,
+    compact: false,
 };
 
 fn insert(words: &[&str]) -> Result<BfInsert, ArgError> {
@@ -38,6 +39,7 @@ fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOption
         scaling,
         window: None,
         counting: false,
+        compact: false,
     }
 }
 
@@ -625,4 +627,87 @@ fn insert_counting_is_the_whole_word() {
         with_default(&["BF.INSERT", "k", "COUNTING", "ITEMS", "a"]),
         counting(DEFAULTS)
     );
+}
+
+fn compact(options: BloomOptions) -> BloomOptions {
+    BloomOptions {
+        compact: true,
+        ..options
+    }
+}
+
+#[test]
+fn reserve_compact_is_one_more_keyword() {
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    assert_eq!(r(&["COMPACT"]), Ok(compact(options(100, 0.01, 2, true))));
+    assert_eq!(
+        r(&["compact", "COUNTING"]),
+        Ok(counting(compact(options(100, 0.01, 2, true))))
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4", "COMPACT"]),
+        Ok(compact(options(100, 0.01, 4, true)))
+    );
+    assert_eq!(r(&["NONSCALING", "COMPACT"]), Err(CompactNonScaling));
+    assert_eq!(r(&["COMPACT", "WINDOW", "60"]), Err(CompactWithWindow));
+    // Nine arguments only with both COUNTING and COMPACT among them.
+    assert_eq!(
+        r(&["EXPANSION", "4", "EXPANSION", "COUNTING", "COMPACT"]),
+        Ok(counting(compact(options(100, 0.01, 4, true))))
+    );
+    assert_eq!(
+        r(&["EXPANSION", "4", "EXPANSION", "x", "COMPACT"]),
+        Err(Arity)
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "COMPACT", "0.01", "100"]),
+        Ok(options(100, 0.01, 2, true))
+    );
+}
+
+#[test]
+fn insert_compact_is_the_whole_word_and_the_default_yields() {
+    assert_eq!(
+        created(&["BF.INSERT", "k", "COMPACT", "ITEMS", "a"]),
+        compact(DEFAULTS)
+    );
+    // Any other word starting with `c` is still CAPACITY, as in RedisBloom.
+    assert_eq!(
+        created(&["BF.INSERT", "k", "COMPAC", "7", "ITEMS", "a"]),
+        options(7, 0.01, 2, true)
+    );
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "COMPACT", "NONSCALING", "ITEMS", "a"]),
+        Err(CompactNonScaling)
+    );
+    assert_eq!(
+        insert(&["BF.INSERT", "k", "COMPACT", "WINDOW", "60", "ITEMS", "a"]),
+        Err(CompactWithWindow)
+    );
+    // The module's default (bf-compact) makes compact only what asks nothing else.
+    let compact_defaults = compact(DEFAULTS);
+    let with_default = |words: &[&str]| {
+        with_args(words, |args| parse_bf_insert(args, compact_defaults))
+            .unwrap()
+            .create
+            .unwrap()
+    };
+    assert_eq!(
+        with_default(&["BF.INSERT", "k", "ITEMS", "a"]),
+        compact(DEFAULTS)
+    );
+    assert_eq!(
+        with_default(&["BF.INSERT", "k", "NONSCALING", "ITEMS", "a"]),
+        options(100, 0.01, 2, false)
+    );
+    assert!(!with_default(&["BF.INSERT", "k", "WINDOW", "60", "ITEMS", "a"]).compact);
+    // A compact default does not take the module's default window either.
+    let both = BloomOptions {
+        window: window(60, 4),
+        ..compact_defaults
+    };
+    let created_both = with_args(&["BF.INSERT", "k", "COMPACT", "ITEMS", "a"], |args| {
+        parse_bf_insert(args, both)
+    });
+    assert_eq!(created_both.unwrap().create, Some(compact(DEFAULTS)));
 }

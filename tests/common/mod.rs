@@ -16,6 +16,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+mod pair;
+#[allow(unused_imports)]
+pub use pair::*;
+
 /// A reply as it came over the wire.
 #[derive(Clone, PartialEq)]
 pub enum Reply {

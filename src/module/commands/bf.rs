@@ -31,6 +31,7 @@ fn default_options() -> BloomOptions {
         scaling: expansion != 0,
         window: settings::bf_window(),
         counting: false,
+        compact: false,
     }
 }
 

@@ -132,9 +132,10 @@ impl BloomKind for CountingFilter {
     const TYPE: &'static RedisType = &COUNTING_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
 
-    /// Takes the options that ask for COUNTING.
+    /// Takes the options that ask for COUNTING (not COMPACT as well: a compact filter that
+    /// deletes is the compact kind's).
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
-        if !options.counting {
+        if !options.counting || options.compact {
             return Ok(None);
         }
         let o = options;

@@ -223,7 +223,8 @@ pub fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
 
 /// Creates the filter `options` describe in an empty, writable key: of the first kind that
 /// takes them (windowed with a window, counting with COUNTING, sparse when a client of the
-/// primary asks and `bf-sparse-max-bytes` is set, else the plain chain). Returns it and
+/// primary asks and `bf-sparse-max-bytes` is set, else the plain chain; none takes COMPACT
+/// until its kind is registered, which refuses it). Returns it and
 /// whether the kind queued its own creation effect (`false`: the caller propagates it as
 /// RedisBloom's command).
 pub fn create<'k>(

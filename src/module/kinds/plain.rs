@@ -85,8 +85,12 @@ impl BloomKind for Chain {
     const TYPE: &'static RedisType = &BLOOM_TYPE;
     const MAGIC: Option<&'static [u8]> = None;
 
-    /// RedisBloom's chain takes whatever options the other kinds leave.
+    /// RedisBloom's chain takes whatever options the other kinds leave, except COMPACT: no
+    /// kind takes that until the compact kind is registered, so it is refused.
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
+        if options.compact {
+            return Ok(None);
+        }
         let o = options;
         Chain::new(
             o.capacity,

@@ -200,13 +200,14 @@ impl BloomKind for Sparse {
     const MAGIC: Option<&'static [u8]> = Some(crate::sparse::MAGIC);
     const ANNOUNCES: bool = true;
 
-    /// Takes the options of a filter without a window or counters when a client of the primary
+    /// Takes the options of a filter without a window, counters or COMPACT when a client of the primary
     /// creates one while `bf-sparse-max-bytes` is set, and the sparse form is smaller (refused
     /// as the chain would be). Queues `BF.LOADCHUNK key 1 <header>`, which makes a replica
     /// build the same sparse value (`BF.RESERVE` always makes it dense there).
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
         let limit = settings::bf_sparse_max_bytes();
-        if options.window.is_some() || options.counting || write.replayed || limit == 0 {
+        let plain = options.window.is_none() && !options.counting && !options.compact;
+        if !plain || write.replayed || limit == 0 {
             return Ok(None);
         }
         let o = options;

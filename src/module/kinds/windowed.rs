@@ -143,10 +143,11 @@ impl BloomKind for Windowed {
     const TYPE: &'static RedisType = &WINDOWED_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
 
-    /// Takes the options with a window. Its clock is set by its first add, and on the primary
+    /// Takes the options with a window (never with COMPACT, which the syntax refuses with one
+    /// anyway). Its clock is set by its first add, and on the primary
     /// the key is armed to expire a window from now.
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
-        let Some(window) = options.window else {
+        let Some(window) = options.window.filter(|_| !options.compact) else {
             return Ok(None);
         };
         let params = WindowParams {

@@ -145,6 +145,8 @@ impl From<bf::ArgError> for CommandError {
             bf::ArgError::GenerationsRange => GENERATIONS_RANGE,
             bf::ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
             bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
+            bf::ArgError::CompactNonScaling => COMPACT_NONSCALING,
+            bf::ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
         };
         CommandError::Reply(text)
     }
@@ -212,6 +214,8 @@ pub const CHUNK_TOO_BIG: &CStr = c"ERR invalid chunk - Too big for current filte
 pub const NOT_COUNTING: &CStr =
     c"ERR not a counting filter: only filters created with COUNTING can delete items";
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
+pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
+pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
 
 // Cuckoo
 pub const CF_PARSE_MAX_ITERATIONS: &CStr = c"Couldn't parse MAXITERATIONS";

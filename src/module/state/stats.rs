@@ -149,7 +149,10 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
     }
 }
 
-/// The fields of the `INFO bf` section.
+/// bloomrs's own version (the crate's, which the packages carry), first field of `INFO bf`.
+pub const BLOOMRS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The numeric fields of the `INFO bf` section.
 pub fn info_fields() -> [(&'static str, i64); 20] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
     let (windowed, counting) = (WINDOWED.snapshot(), COUNTING.snapshot());
