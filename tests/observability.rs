@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 28] = [
+const COMMANDS: [&str; 29] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -16,6 +16,7 @@ const COMMANDS: [&str; 28] = [
     "bf.debug",
     "bf.scandump",
     "bf.loadchunk",
+    "bf.retire",
     "bf.promote",
     "bf.del",
     "bf.mdel",
@@ -127,6 +128,18 @@ fn command_docs_for_every_command() {
             bulk("CAPACITY")
         ]
     );
+    // bloomrs's own Bloom options are documented beside RedisBloom's.
+    for name in ["bf.reserve", "bf.insert"] {
+        let doc = strip_display_text(&call!(c, "COMMAND", "DOCS", name)).array()[1].array();
+        let arguments = field(&doc, "arguments").unwrap().array();
+        let tokens: Vec<Reply> = arguments
+            .iter()
+            .filter_map(|argument| field(&argument.array(), "token"))
+            .collect();
+        for keyword in ["WINDOW", "GENERATIONS", "COUNTING"] {
+            assert!(tokens.contains(&bulk(keyword)), "{name} {keyword}");
+        }
+    }
     // The docs leave the legacy key spec and arity in place.
     let command = call!(c, "COMMAND", "INFO", "cf.insert").array()[0].array();
     assert_eq!(command[1], Int(-1));

@@ -24,64 +24,76 @@
 //! large", which the command already turns into D1's error (or the add's own error text):
 //!
 //! ```ignore
-//! let admission = Admission::command(ctx);
+//! let admission = ctx.admission();
 //! let filter = NewKind::new(options, admission.limit(0)).map_err(create_error)?;
 //! filter.add(item, &admission)?;
 //! ```
 //!
 //! A Bloom kind's commands get one ready in their `kinds::Write` (`write.admission`); the
-//! shared type callbacks (RDB load, so RESTORE; COPY) already use [`Admission::callback`] for
-//! every type registered through `types::callbacks`.
+//! shared type callbacks (RDB load, so RESTORE; COPY) already use
+//! `ffi::server::callback_admission()` for every type registered through `types::callbacks`.
+//!
+//! The policy is plain Rust: it asks a [`Server`] who is calling and how full memory is, and
+//! the FFI room answers from the live server, so nothing here calls the module API.
 
-use super::config;
-use super::ffi::Ctx;
-use super::ffi_server::{self, Caller};
+use super::settings;
 use crate::budget::Budget;
+
+/// What the context flags say about a caller, as far as memory admission cares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// `maxmemory` is set.
+    pub maxmemory: bool,
+    /// The server is loading an RDB or AOF (start-up, DEBUG RELOAD, a replica's full sync).
+    pub loading: bool,
+    /// The command came from the primary over the replication link.
+    pub replicated: bool,
+    /// The server is a replica.
+    pub replica: bool,
+}
+
+/// What admission asks the server, only when the core is about to allocate. The FFI room
+/// implements it on the live server (`ffi::server::Live`); this file never calls the server.
+pub trait Server: Copy {
+    /// Who is calling.
+    fn caller(&self) -> Caller;
+    /// `maxmemory` in bytes, 0 when not set.
+    fn maxmemory(&self) -> u64;
+    /// Used memory as a fraction of `maxmemory`, as Redis counts it for eviction.
+    fn used_memory_ratio(&self) -> f64;
+}
 
 /// The memory budget of one command or callback.
 #[derive(Clone, Copy)]
-pub struct Admission {
-    caller: Option<Ctx>,
+pub struct Admission<S> {
+    server: S,
 }
 
-impl Admission {
-    /// For a command handler.
-    pub fn command(ctx: Ctx) -> Admission {
-        Admission { caller: Some(ctx) }
-    }
-
-    /// For a type callback (RESTORE's load, COPY), which has no client.
-    pub fn callback() -> Admission {
-        Admission { caller: None }
-    }
-
-    fn caller(&self) -> Caller {
-        match self.caller {
-            Some(ctx) => ctx.caller(),
-            None => ffi_server::server_caller(),
-        }
+impl<S: Server> Admission<S> {
+    pub fn new(server: S) -> Self {
+        Admission { server }
     }
 
     /// Bytes `maxmemory` still allows this caller to allocate, or None without a limit.
-    fn headroom(caller: Caller) -> Option<u64> {
+    fn headroom(&self, caller: Caller) -> Option<u64> {
         if !caller.maxmemory {
             return None;
         }
-        let maxmemory = ffi_server::maxmemory();
+        let maxmemory = self.server.maxmemory();
         if maxmemory == 0 {
             return None;
         }
-        Some(headroom(maxmemory, ffi_server::used_memory_ratio()))
+        Some(headroom(maxmemory, self.server.used_memory_ratio()))
     }
 }
 
-impl Budget for Admission {
+impl<S: Server> Budget for Admission<S> {
     fn limit(&self, current: u64) -> u64 {
-        let caller = self.caller();
+        let caller = self.server.caller();
         if caller.loading || caller.replicated || caller.replica {
             return STRUCTURAL_MAX_BYTES;
         }
-        limit(config::max_filter_bytes(), current, Self::headroom(caller))
+        limit(settings::max_filter_bytes(), current, self.headroom(caller))
     }
 }
 
@@ -155,6 +167,61 @@ mod tests {
         // 5 MiB + 1 rounds up to the 6 MiB class: only 5 MiB fits in that room.
         assert_eq!(limit(u64::MAX, 0, Some((6 << 20) - 1)), 5 << 20);
         assert_eq!(limit(u64::MAX, u64::MAX - 1, Some(1 << 20)), u64::MAX);
+    }
+
+    /// A server as admission sees it, without one.
+    #[derive(Clone, Copy)]
+    struct Fixed {
+        caller: Caller,
+        maxmemory: u64,
+        ratio: f64,
+    }
+
+    impl Server for Fixed {
+        fn caller(&self) -> Caller {
+            self.caller
+        }
+        fn maxmemory(&self) -> u64 {
+            self.maxmemory
+        }
+        fn used_memory_ratio(&self) -> f64 {
+            self.ratio
+        }
+    }
+
+    #[test]
+    fn only_a_client_is_limited() {
+        let client = Caller {
+            maxmemory: true,
+            ..Caller::default()
+        };
+        let server = |caller| Fixed {
+            caller,
+            maxmemory: 1 << 20,
+            ratio: 0.5,
+        };
+        let cap = settings::max_filter_bytes();
+        assert_eq!(Admission::new(server(client)).limit(0), cap.min(1 << 19));
+        let followers = [
+            Caller {
+                loading: true,
+                ..client
+            },
+            Caller {
+                replicated: true,
+                ..client
+            },
+            Caller {
+                replica: true,
+                ..client
+            },
+        ];
+        for caller in followers {
+            let admission = Admission::new(server(caller));
+            assert_eq!(admission.limit(0), STRUCTURAL_MAX_BYTES, "{caller:?}");
+        }
+        let unlimited = Admission::new(server(Caller::default()));
+        assert_eq!(unlimited.limit(0), cap);
     }
 
     #[test]

@@ -3,44 +3,19 @@
 
 use std::ffi::CStr;
 
-use super::admission::Admission;
-use super::cf_type::CUCKOO_TYPE;
-use super::config;
-use super::errors::*;
-use super::ffi::{Args, Ctx, Key, Slot};
 use crate::budget::Budget;
-use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParams, InsertError};
-use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, ArgError, CfInsert, CfOption};
+use crate::cuckoo::{CuckooFilter, CuckooParams, InsertError};
+use crate::module::ffi::Admission;
+use crate::module::ffi::{Args, Ctx, Key, Slot};
+use crate::module::state::errors::*;
+use crate::module::state::settings;
+use crate::module::types::cuckoo::CUCKOO_TYPE;
+use crate::syntax::cf::{parse_cf_insert, parse_cf_reserve, CfInsert};
 use crate::syntax::ByteArgs;
-
-fn create_error(e: CuckooError) -> CommandError {
-    match e {
-        CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
-        CuckooError::Invalid(_) => CF_COULD_NOT_CREATE.into(),
-    }
-}
-
-/// The reply text of each CF.* argument error.
-pub(super) fn arg_error(e: ArgError) -> CommandError {
-    let text = match e {
-        ArgError::Arity => return CommandError::Arity,
-        ArgError::BadCapacity => INSERT_BAD_CAPACITY,
-        ArgError::Unparsable(CfOption::MaxIterations) => CF_PARSE_MAX_ITERATIONS,
-        ArgError::OutOfRange(CfOption::MaxIterations) => CF_MAX_ITERATIONS_RANGE,
-        ArgError::Unparsable(CfOption::BucketSize) => CF_PARSE_BUCKET_SIZE,
-        ArgError::OutOfRange(CfOption::BucketSize) => CF_BUCKET_SIZE_RANGE,
-        ArgError::Unparsable(CfOption::Expansion) => CF_PARSE_EXPANSION,
-        ArgError::OutOfRange(CfOption::Expansion) => CF_EXPANSION_RANGE,
-        ArgError::CapacityTooSmall => CF_CAPACITY_TOO_SMALL,
-        ArgError::UnknownOption => INSERT_UNKNOWN_ARGUMENT,
-        ArgError::InvalidPosition => CF_INVALID_POSITION,
-    };
-    CommandError::Reply(text)
-}
 
 /// CF.RESERVE key capacity [BUCKETSIZE bucketsize] [MAXITERATIONS maxiterations] [EXPANSION expansion]
 pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
-    let params = parse_cf_reserve(&args).map_err(arg_error)?;
+    let params = parse_cf_reserve(&args)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     match key.slot::<CuckooFilter>(&CUCKOO_TYPE) {
@@ -48,8 +23,7 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::Ours(_) => return Err(ITEM_EXISTS.into()),
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
-    let filter =
-        CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
+    let filter = CuckooFilter::new(params, ctx.admission().limit(0))?;
     key.set(&CUCKOO_TYPE, filter);
     ctx.reply_ok();
     ctx.replicate_verbatim();
@@ -69,14 +43,15 @@ enum AddMode {
 /// How a missing key is created by CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX: the module's
 /// settings (RedisBloom 2.8's fixed defaults unless changed).
 fn default_params() -> CuckooParams {
-    let narrow =
-        |setting: &config::Numeric, fallback: u16| u16::try_from(setting.get()).unwrap_or(fallback);
+    let narrow = |setting: &settings::Numeric, fallback: u16| {
+        u16::try_from(setting.get()).unwrap_or(fallback)
+    };
     let defaults = CuckooParams::default();
     CuckooParams {
-        capacity: config::CF_INITIAL_SIZE.get().unsigned_abs(),
-        bucket_size: narrow(&config::CF_BUCKET_SIZE, defaults.bucket_size),
-        max_iterations: narrow(&config::CF_MAX_ITERATIONS, defaults.max_iterations),
-        expansion: narrow(&config::CF_EXPANSION, defaults.expansion),
+        capacity: settings::CF_INITIAL_SIZE.get().unsigned_abs(),
+        bucket_size: narrow(&settings::CF_BUCKET_SIZE, defaults.bucket_size),
+        max_iterations: narrow(&settings::CF_MAX_ITERATIONS, defaults.max_iterations),
+        expansion: narrow(&settings::CF_EXPANSION, defaults.expansion),
     }
 }
 
@@ -94,8 +69,7 @@ fn filter_for_insert<'k>(
             capacity: capacity.ok_or(NOT_FOUND)?,
             ..default_params()
         };
-        let filter =
-            CuckooFilter::new(params, Admission::command(ctx).limit(0)).map_err(create_error)?;
+        let filter = CuckooFilter::new(params, ctx.admission().limit(0))?;
         announce_creation(ctx, args, &params, &filter);
         key.set(&CUCKOO_TYPE, filter);
         created = true;
@@ -136,7 +110,7 @@ fn announce_creation(ctx: Ctx, args: Args, params: &CuckooParams, filter: &Cucko
 /// configured limit binds clients: a command from the primary or the AOF is never refused by
 /// it (the primary decided under its own setting).
 fn check_expansions(ctx: Ctx, filter: &CuckooFilter) -> CommandResult {
-    if !ctx.is_replayed() && u64::from(filter.num_filters()) >= config::cf_max_expansions() {
+    if !ctx.is_replayed() && u64::from(filter.num_filters()) >= settings::cf_max_expansions() {
         return Err(CF_MAX_EXPANSIONS_REACHED.into());
     }
     Ok(())
@@ -174,10 +148,7 @@ fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
     let default_capacity = default_params().capacity;
     let (filter, created) = filter_for_insert(ctx, args, &mut key, Some(default_capacity))?;
     let outcome = check_expansions(ctx, filter).and_then(|()| {
-        add_item(filter, args.bytes(2), mode, Admission::command(ctx)).map_err(|e| match e {
-            InsertError::Full => CF_FULL.into(),
-            InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY.into(),
-        })
+        add_item(filter, args.bytes(2), mode, ctx.admission()).map_err(CommandError::from)
     });
     if let Ok(inserted) = outcome {
         ctx.reply_bool(inserted);
@@ -200,8 +171,7 @@ pub fn insertnx(ctx: Ctx, args: Args) -> CommandResult {
 }
 
 fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
-    let CfInsert { capacity, items_at } =
-        parse_cf_insert(&args, default_params().capacity).map_err(arg_error)?;
+    let CfInsert { capacity, items_at } = parse_cf_insert(&args, default_params().capacity)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let (filter, created) = filter_for_insert(ctx, args, &mut key, capacity)?;
@@ -217,7 +187,7 @@ fn insert_many(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResu
     ctx.reply_array(args.len() - items_at);
     let mut refused = Vec::new();
     for (at, item) in args.items(items_at).enumerate() {
-        let outcome = add_item(filter, item, mode, Admission::command(ctx));
+        let outcome = add_item(filter, item, mode, ctx.admission());
         changed |= outcome == Ok(true);
         if outcome.is_err() {
             refused.push(at);

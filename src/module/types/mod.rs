@@ -1,21 +1,19 @@
-//! The callbacks every filter type shares (RDB load/save, memory usage, free, copy (deviation
-//! D7), lazy free, defrag), and the data type `MBbloom--` (whose AOF rewrite and digest are
-//! the Bloom family's, in `kinds`).
+//! The types room: the callbacks every filter type shares (RDB load/save, memory usage, free,
+//! copy (deviation D7), lazy free, defrag) through [`FilterValue`], and the cuckoo type
+//! `MBbloomCF` (`cuckoo.rs`). The Bloom kinds' types live with their kinds (`kinds/`), which
+//! build them with [`callbacks`]. May import `ffi`, `state` and the pure core.
+
+pub mod cuckoo;
 
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 
-use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::admission::Admission;
-use super::ffi::{guard, log, RawString};
-use super::ffi_io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
-use super::kinds::{aof_rewrite, digest};
-use super::stats;
-use super::stats::Measured;
-use crate::bloom::Chain;
 use crate::budget::Budget;
+use crate::module::ffi::io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
+use crate::module::ffi::{callback_admission, guard, log, RawString};
+use crate::module::state::stats::{self, Measured};
 use crate::rdb::LoadError;
 
 /// The callbacks a data type registers (the rest stay unset).
@@ -71,7 +69,7 @@ unsafe extern "C" fn free_effort<T: Measured>(_key: RawString, value: *const c_v
 }
 
 /// What the shared callbacks need from a filter type.
-pub(super) trait FilterValue: Measured + Clone {
+pub trait FilterValue: Measured + Clone {
     /// How the log names a value of this type.
     const NAME: &'static str;
     fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError>;
@@ -81,7 +79,7 @@ pub(super) trait FilterValue: Measured + Clone {
 }
 
 /// The callbacks of a filter type: the shared ones, plus its own AOF rewrite and digest.
-pub(super) const fn callbacks<T: FilterValue>(
+pub const fn callbacks<T: FilterValue>(
     aof_rewrite: raw::RedisModuleTypeRewriteFunc,
     digest: raw::RedisModuleTypeDigestFunc,
 ) -> raw::RedisModuleTypeMethods {
@@ -118,19 +116,6 @@ unsafe extern "C" fn defrag<T: FilterValue>(
     })
 }
 
-impl FilterValue for Chain {
-    const NAME: &'static str = "a Bloom filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        Chain::load(io, encver, max_bytes)
-    }
-    fn save(&self, io: &mut IoWriter) {
-        Chain::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        super::plain::relocate_chain(self, defrag);
-    }
-}
-
 /// # Safety
 /// Called by Redis with a live RDB handle.
 unsafe extern "C" fn rdb_load<T: FilterValue>(
@@ -140,7 +125,7 @@ unsafe extern "C" fn rdb_load<T: FilterValue>(
     guard(null_mut(), || {
         // RESTORE is admitted under maxmemory; a load at start-up or from the primary is not
         // limited by it (the admission knows from the server's flags).
-        match T::load(&mut IoReader { io }, encver, Admission::callback().limit(0)) {
+        match T::load(&mut IoReader { io }, encver, callback_admission().limit(0)) {
             Ok(value) => {
                 stats::appeared(&value, true);
                 Box::into_raw(Box::new(value)).cast()
@@ -171,7 +156,7 @@ unsafe extern "C" fn rdb_save<T: FilterValue>(io: *mut raw::RedisModuleIO, value
 unsafe extern "C" fn mem_usage<T: FilterValue>(value: *const c_void) -> usize {
     guard(0, || {
         #[cfg(feature = "fault-injection")]
-        super::fault::maybe_panic_in_callback();
+        crate::module::state::fault::maybe_panic_in_callback();
         value_ref::<T>(value).map_or(0, |v| {
             usize::try_from(v.measure().bytes).unwrap_or(usize::MAX)
         })
@@ -200,7 +185,7 @@ unsafe extern "C" fn copy<T: FilterValue>(
     value: *const c_void,
 ) -> *mut c_void {
     guard(null_mut(), || match value_ref::<T>(value) {
-        Some(value) if fits(value.measure().bytes, Admission::callback().limit(0)) => {
+        Some(value) if fits(value.measure().bytes, callback_admission().limit(0)) => {
             stats::appeared(value, true);
             Box::into_raw(Box::new(value.clone())).cast()
         }
@@ -219,9 +204,3 @@ unsafe extern "C" fn copy<T: FilterValue>(
 fn fits(bytes: i64, limit: u64) -> bool {
     u64::try_from(bytes).is_ok_and(|bytes| bytes <= limit)
 }
-
-pub static BLOOM_TYPE: RedisType = RedisType::new(
-    "MBbloom--",
-    crate::bloom::ENCODING_VERSION,
-    callbacks::<Chain>(Some(aof_rewrite::<Chain>), Some(digest::<Chain>)),
-);

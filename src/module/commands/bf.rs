@@ -3,90 +3,41 @@
 
 use std::ffi::CStr;
 
-use super::admission::Admission;
-use super::config;
-use super::errors::*;
-use super::ffi::{Args, Ctx, Slot};
-use super::kinds::{self, Applied, BloomValue, Write};
-use super::sparse::SPARSE_TYPE;
-use super::stats;
-use super::types::BLOOM_TYPE;
-use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::bloom::AddError;
 use crate::budget::Budget;
 use crate::counting::DeleteError;
-use crate::sparse::Sparse;
+use crate::module::ffi::{Args, Ctx, Slot};
+use crate::module::kinds::{self, Applied, BloomValue, Write};
+use crate::module::state::errors::*;
+use crate::module::state::settings;
+use crate::module::state::stats;
 use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
-    parse_bf_scandump_iterator, ArgError, BfInfoField, BloomOptions, DEFAULT_GROWTH,
+    parse_bf_scandump_iterator, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
 use crate::syntax::ByteArgs;
 
 /// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options: the
 /// module's settings (`bf-expansion-factor` 0 means non-scaling, as in RedisBloom 8).
 fn default_options() -> BloomOptions {
-    let expansion = config::BF_EXPANSION.get();
+    let expansion = settings::BF_EXPANSION.get();
     BloomOptions {
-        capacity: config::bf_initial_size(),
-        error: config::bf_error_rate(),
+        capacity: settings::bf_initial_size(),
+        error: settings::bf_error_rate(),
         growth: u32::try_from(expansion)
             .ok()
             .filter(|g| *g > 0)
             .unwrap_or(DEFAULT_GROWTH),
         scaling: expansion != 0,
-        window: config::bf_window(),
+        window: settings::bf_window(),
         counting: false,
         compact: false,
     }
 }
 
-/// The reply text of each BF.* argument error.
-fn arg_error(e: ArgError) -> CommandError {
-    let text = match e {
-        ArgError::Arity => return CommandError::Arity,
-        ArgError::BadErrorRate => BAD_ERROR_RATE,
-        ArgError::ErrorRateRange => ERROR_RATE_RANGE,
-        ArgError::BadCapacity => BAD_CAPACITY,
-        ArgError::CapacityRange => CAPACITY_RANGE,
-        ArgError::NoExpansion => NO_EXPANSION,
-        ArgError::NonScalingExpansion => NONSCALING_EXPAND,
-        ArgError::BadExpansion => BAD_EXPANSION,
-        ArgError::ExpansionRange => EXPANSION_RANGE,
-        ArgError::ExpansionTooLarge => EXPANSION_TOO_LARGE,
-        ArgError::InsertUnknownOption => INSERT_UNKNOWN_ARGUMENT,
-        ArgError::InsertBadErrorRate => INSERT_BAD_ERROR_RATE,
-        ArgError::InsertBadExpansion => INSERT_BAD_EXPANSION,
-        ArgError::InsertBadCapacity => INSERT_BAD_CAPACITY,
-        ArgError::InsertOutOfRange => INSERT_BAD_ARGUMENT,
-        ArgError::UnknownInfoField => INVALID_INFO_FIELD,
-        ArgError::ScanIteratorNotNumeric => SCANDUMP_NOT_NUMERIC,
-        ArgError::LoadIteratorNotNumeric => LOADCHUNK_NOT_NUMERIC,
-        ArgError::WindowRange => WINDOW_RANGE,
-        ArgError::GenerationsRange => GENERATIONS_RANGE,
-        ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
-        ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
-        ArgError::CompactNonScaling => COMPACT_NONSCALING,
-        ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
-    };
-    CommandError::Reply(text)
-}
-
-fn create_error(e: CreateError) -> CommandError {
-    match e {
-        CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
-        CreateError::Invalid => BF_COULD_NOT_CREATE.into(),
-    }
-}
-
-fn add_error(e: AddError) -> &'static CStr {
-    match e {
-        AddError::Full => BF_FULL,
-        AddError::CannotGrow => BF_PROBLEM_INSERTING,
-    }
-}
-
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
-    let options = parse_bf_reserve(&args).map_err(arg_error)?;
+    let options = parse_bf_reserve(&args)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     match kinds::lookup(&mut key) {
@@ -95,7 +46,7 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
     let mut write = Write::new(ctx);
-    let (_, announced) = kinds::create(&mut key, &options, &mut write).map_err(create_error)?;
+    let (_, announced) = kinds::create(&mut key, &options, &mut write)?;
     write.verbatim = !announced;
     ctx.reply_ok();
     write.finish(ctx, &mut key, key_name, &Applied::none());
@@ -128,7 +79,7 @@ pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
-    let spec = parse_bf_insert(&args, default_options()).map_err(arg_error)?;
+    let spec = parse_bf_insert(&args, default_options())?;
     let reply = Reply::EachPropagatingItems;
     insert_items(ctx, args, spec.items_at, spec.create, reply, c"bf.insert")
 }
@@ -170,8 +121,7 @@ fn insert_items(
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Empty, None) => return Err(NOT_FOUND.into()),
         (Slot::Empty, Some(o)) => {
-            let (filter, announced) =
-                kinds::create(&mut key, &o, &mut write).map_err(create_error)?;
+            let (filter, announced) = kinds::create(&mut key, &o, &mut write)?;
             if !announced {
                 announce_creation(&mut write, &o, filter.header());
             }
@@ -193,7 +143,7 @@ fn insert_items(
             }
             // A full non-scaling filter ends the batch; a failed scale-out does not.
             Err(e) => {
-                ctx.reply_error(add_error(e));
+                ctx.reply_error(e.text());
                 e != AddError::Full
             }
         }
@@ -393,7 +343,7 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
             None => ctx.reply_null(),
         };
         // RedisBloom reads the field only once the key is found.
-        let Some(wanted) = parse_bf_info_field(&args).map_err(arg_error)? else {
+        let Some(wanted) = parse_bf_info_field(&args)? else {
             ctx.reply_map(fields.len());
             for (_, name, value) in fields {
                 ctx.reply_simple(name);
@@ -421,16 +371,14 @@ pub fn card(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() != 2 {
         return Err(CommandError::Arity);
     }
-    match with_filter(ctx, args, |filter| {
-        ctx.reply_int(filter.card() as i64);
-        Ok(())
-    }) {
-        Err(CommandError::Reply(e)) if e == NOT_FOUND => {
-            ctx.reply_int(0);
-            Ok(())
-        }
-        other => other,
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, false);
+    match kinds::lookup(&mut key) {
+        Slot::Ours(filter) => ctx.reply_int(filter.card() as i64),
+        Slot::Empty => ctx.reply_int(0),
+        Slot::WrongType => return Err(WRONG_TYPE.into()),
     }
+    Ok(())
 }
 
 /// BF.DEBUG key
@@ -456,7 +404,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
     }
     with_filter(ctx, args, |filter| {
         // RedisBloom reads the iterator only once the key is found.
-        let iter = parse_bf_scandump_iterator(&args).map_err(arg_error)?;
+        let iter = parse_bf_scandump_iterator(&args)?;
         if iter == 0 {
             ctx.reply_array(2);
             ctx.reply_int(1);
@@ -464,8 +412,8 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
             return Ok(());
         }
         // The chunk first: a refusal is the whole reply.
-        let limit = Admission::command(ctx).limit(0);
-        let chunk = filter.chunk_at(iter, limit).map_err(create_error)?;
+        let limit = ctx.admission().limit(0);
+        let chunk = filter.chunk_at(iter, limit)?;
         ctx.reply_array(2);
         match chunk {
             Some((next, bytes)) => {
@@ -481,67 +429,25 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
     })
 }
 
-/// BF.PROMOTE key: makes a sparse filter dense now (1), or leaves any other Bloom filter as
-/// it is (0). The primary propagates it at the point of every promotion; run on every sparse
-/// key (`SCAN 0 TYPE bloomrsSP`) it makes the next save RedisBloom's format again.
-pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
-    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
-    let mut key = ctx.open_key(key_name, true);
-    let admission = Admission::command(ctx);
-    let chain = match key.slot::<Sparse>(&SPARSE_TYPE) {
-        Slot::Ours(sparse) => sparse
-            .promote(admission.limit(sparse.bytes()))
-            .map_err(create_error)?,
-        Slot::Empty => return Err(NOT_FOUND.into()),
-        Slot::WrongType => {
-            return match kinds::lookup(&mut key) {
-                Slot::Ours(_) => {
-                    ctx.reply_int(0);
-                    Ok(())
-                }
-                _ => Err(WRONG_TYPE.into()),
-            };
-        }
-    };
-    key.set(&BLOOM_TYPE, chain);
-    ctx.reply_int(1);
-    ctx.replicate_verbatim();
-    ctx.notify(c"bf.promote", key_name);
-    Ok(())
-}
-
 /// BF.LOADCHUNK key iterator data
 pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
-    let iter = parse_bf_loadchunk(&args).map_err(arg_error)?;
+    let iter = parse_bf_loadchunk(&args)?;
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    let admission = Admission::command(ctx);
+    let admission = ctx.admission();
     match kinds::lookup(&mut key) {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
         Slot::Empty => {
-            kinds::create_from_header(&mut key, data, admission.limit(0)).map_err(|e| {
-                stats::count(&stats::REJECTED_CHUNKS);
-                match e {
-                    HeaderError::BadData => BAD_DATA,
-                    HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
-                }
-            })?;
+            kinds::create_from_header(&mut key, data, admission.limit(0))
+                .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
         }
         Slot::Ours(filter) => {
             let limit = admission.limit(filter.info().size);
-            filter.load_chunk(iter, data, limit).map_err(|e| {
-                stats::count(&stats::REJECTED_CHUNKS);
-                match e {
-                    ChunkError::BadData => BAD_DATA,
-                    ChunkError::NoLink => NO_LINK,
-                    ChunkError::TooBig => CHUNK_TOO_BIG,
-                }
-            })?
+            filter
+                .load_chunk(iter, data, limit)
+                .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?
         }
     }
     ctx.reply_ok();

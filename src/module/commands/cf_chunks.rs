@@ -1,19 +1,19 @@
 //! CF.SCANDUMP and CF.LOADCHUNK: a cuckoo filter copied out and back in as a header and
 //! chunks of its sub-filters.
 
-use super::admission::Admission;
-use super::cf::{arg_error, with_filter};
-use super::cf_type::CUCKOO_TYPE;
-use super::errors::*;
-use super::ffi::{Args, Ctx, Slot};
-use super::stats;
+use super::cf::with_filter;
 use crate::budget::Budget;
-use crate::cuckoo::{CuckooError, CuckooFilter, HEADER_LEN, MAX_BUCKETS};
+use crate::cuckoo::{CuckooFilter, HEADER_LEN, MAX_BUCKETS};
+use crate::module::ffi::Admission;
+use crate::module::ffi::{Args, Ctx, Slot};
+use crate::module::state::errors::*;
+use crate::module::state::stats;
+use crate::module::types::cuckoo::CUCKOO_TYPE;
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
 
 /// CF.SCANDUMP key iterator
 pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
-    let iter = parse_cf_scandump(&args).map_err(arg_error)?;
+    let iter = parse_cf_scandump(&args)?;
     with_filter(ctx, args, |filter| {
         ctx.reply_array(2);
         let header = filter.encode_header();
@@ -39,7 +39,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.LOADCHUNK key iterator data
 pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
-    let iter = parse_cf_loadchunk(&args).map_err(arg_error)?;
+    let iter = parse_cf_loadchunk(&args)?;
     let data = args.bytes(3);
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
@@ -47,15 +47,15 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         (Slot::WrongType, _) => return Err(WRONG_TYPE.into()),
         (Slot::Ours(_), 1) => return Err(ITEM_EXISTS.into()),
         (Slot::Empty, 1) => {
-            let filter = filter_from_header(data, Admission::command(ctx))
+            let filter = filter_from_header(data, ctx.admission())
                 .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
             key.set(&CUCKOO_TYPE, filter);
         }
         (Slot::Empty, _) => return Err(NOT_FOUND.into()),
-        (Slot::Ours(filter), _) => filter.load_chunk(iter, data).map_err(|_| {
-            stats::count(&stats::REJECTED_CHUNKS);
-            CF_CHUNK_REFUSED
-        })?,
+        (Slot::Ours(filter), _) => filter
+            .load_chunk(iter, data)
+            .map_err(CuckooChunkRefused)
+            .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?,
     }
     ctx.reply_ok();
     // Deviation D5: every accepted chunk is propagated, not only the header.
@@ -76,8 +76,5 @@ fn filter_from_header(data: &[u8], admission: Admission) -> Result<CuckooFilter,
     if num_buckets >= MAX_BUCKETS {
         return Err(CF_HEADER_REFUSED.into());
     }
-    CuckooFilter::from_header(header, admission.limit(0)).map_err(|e| match e {
-        CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE.into(),
-        CuckooError::Invalid(_) => CF_HEADER_REFUSED.into(),
-    })
+    CuckooFilter::from_header(header, admission.limit(0)).map_err(|e| CuckooHeaderRefused(e).into())
 }

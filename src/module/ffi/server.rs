@@ -1,36 +1,23 @@
 //! The module API about the server as a whole, for memory admission: who is calling (a
-//! client, the primary, a load), how full memory is, and `maxmemory` as configured. Like
-//! `ffi` and `ffi_io`, one of the few files that call the module API directly.
+//! client, the primary, a load), how full memory is, and `maxmemory` as configured; and the
+//! [`Admission`] that `state::admission` decides with, reading them from the live server.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use redis_module::raw;
 
-use super::ffi::{api, guard, log, RawCtx};
+use super::raw::{api, guard, log, RawCtx};
+use crate::module::state::admission::{self, Caller, Server};
 
 /// What the context flags say about a caller, as far as memory admission cares.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Caller {
-    /// `maxmemory` is set.
-    pub maxmemory: bool,
-    /// The server is loading an RDB or AOF (start-up, DEBUG RELOAD, a replica's full sync).
-    pub loading: bool,
-    /// The command came from the primary over the replication link.
-    pub replicated: bool,
-    /// The server is a replica.
-    pub replica: bool,
-}
-
-impl Caller {
-    pub(super) fn from_flags(flags: c_int) -> Caller {
-        let has = |flag: u32| flags & flag as c_int != 0;
-        Caller {
-            maxmemory: has(raw::REDISMODULE_CTX_FLAGS_MAXMEMORY),
-            loading: has(raw::REDISMODULE_CTX_FLAGS_LOADING),
-            replicated: has(raw::REDISMODULE_CTX_FLAGS_REPLICATED),
-            replica: has(raw::REDISMODULE_CTX_FLAGS_SLAVE),
-        }
+pub fn caller_from_flags(flags: c_int) -> Caller {
+    let has = |flag: u32| flags & flag as c_int != 0;
+    Caller {
+        maxmemory: has(raw::REDISMODULE_CTX_FLAGS_MAXMEMORY),
+        loading: has(raw::REDISMODULE_CTX_FLAGS_LOADING),
+        replicated: has(raw::REDISMODULE_CTX_FLAGS_REPLICATED),
+        replica: has(raw::REDISMODULE_CTX_FLAGS_SLAVE),
     }
 }
 
@@ -45,7 +32,7 @@ pub fn server_caller() -> Caller {
         return Caller::default();
     }
     // SAFETY: `ctx` is the detached context made in `init`, never freed while loaded.
-    Caller::from_flags(unsafe { api!(RedisModule_GetContextFlags)(ctx) })
+    caller_from_flags(unsafe { api!(RedisModule_GetContextFlags)(ctx) })
 }
 
 /// Used memory as a fraction of `maxmemory`, counted as Redis counts it for eviction (without
@@ -119,4 +106,47 @@ unsafe extern "C" fn config_event(
     _data: *mut c_void,
 ) {
     guard((), || refresh_maxmemory(ctx))
+}
+
+/// The server as a command or a type callback sees it, read only when an admission is asked
+/// (an add that finds room never asks).
+#[derive(Clone, Copy)]
+pub struct Live {
+    /// The command's context; null for a type callback (RESTORE's load, COPY), which has no
+    /// client and reads the server's flags.
+    ctx: RawCtx,
+}
+
+impl Live {
+    pub(super) fn command(ctx: RawCtx) -> Live {
+        Live { ctx }
+    }
+}
+
+impl Server for Live {
+    fn caller(&self) -> Caller {
+        if self.ctx.is_null() {
+            return server_caller();
+        }
+        // SAFETY: `ctx` is the live context of the command this admission belongs to.
+        caller_from_flags(unsafe { api!(RedisModule_GetContextFlags)(self.ctx) })
+    }
+
+    fn maxmemory(&self) -> u64 {
+        maxmemory()
+    }
+
+    fn used_memory_ratio(&self) -> f64 {
+        used_memory_ratio()
+    }
+}
+
+/// The memory budget of one command or callback, on the live server.
+pub type Admission = admission::Admission<Live>;
+
+/// For a type callback (RESTORE's load, COPY), which has no client.
+pub fn callback_admission() -> Admission {
+    Admission::new(Live {
+        ctx: std::ptr::null_mut(),
+    })
 }

@@ -1,18 +1,20 @@
 //! The counting kind (`bloomrsCT`): a Bloom filter that can delete (`BF.RESERVE ... COUNTING`),
-//! as the `BF.*` commands see it.
+//! its module type and creation, as the `BF.*` commands see it.
 
 use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::ffi_io::{Defrag, Digest, IoReader, IoWriter};
-use super::kinds::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Write};
-use super::plain::{digest_chain, link_line, relocate_chain};
-use super::stats::{self, Measure, Measured, Totals};
-use super::types::{callbacks, FilterValue};
+use super::chain::{digest_chain, link_line, relocate_chain};
+use super::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Write};
 use crate::bloom::{AddError, Cells, ChunkError, CreateError, HeaderError};
+use crate::budget::Budget;
 use crate::counting::{Counter4, CountingFilter, DeleteError, ENCODING_VERSION, MAGIC};
+use crate::module::ffi::io::{Defrag, Digest, IoReader, IoWriter};
+use crate::module::state::stats::{self, Measure, Measured, Totals};
+use crate::module::types::{callbacks, FilterValue};
 use crate::rdb::LoadError;
+use crate::syntax::bf::BloomOptions;
 
 pub static COUNTING_TYPE: RedisType = RedisType::new(
     "bloomrsCT",
@@ -129,6 +131,17 @@ impl Deletes for CountingFilter {
 impl BloomKind for CountingFilter {
     const TYPE: &'static RedisType = &COUNTING_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
+
+    /// Takes the options that ask for COUNTING (not COMPACT as well: a compact filter that
+    /// deletes is the compact kind's).
+    fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
+        if !options.counting || options.compact {
+            return Ok(None);
+        }
+        let o = options;
+        let limit = write.admission.limit(0);
+        CountingFilter::new(o.capacity, o.error, o.growth, o.scaling, limit).map(Some)
+    }
 
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         CountingFilter::from_header(header, max_bytes)

@@ -6,10 +6,10 @@ use std::ffi::c_void;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::ffi::{guard, RawString};
-use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
-use super::types::{callbacks, FilterValue};
+use super::{callbacks, FilterValue};
 use crate::cuckoo::CuckooFilter;
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::{guard, RawString};
 use crate::rdb::LoadError;
 
 impl FilterValue for CuckooFilter {

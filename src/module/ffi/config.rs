@@ -1,4 +1,4 @@
-//! Registers the settings of `config` as Redis module configurations, so `CONFIG GET/SET
+//! Registers the settings of `state::settings` as Redis module configurations, so `CONFIG GET/SET
 //! bf.<name>` read and change them (Redis 7 prefixes module configurations with the module
 //! name) and `redis.conf` may set them. The callbacks run on Redis's main thread.
 
@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw;
 
-use super::config::{self, Numeric, NUMERIC};
-use super::ffi::{api, string_bytes, RawCtx};
+use super::raw::{api, string_bytes, RawCtx};
+use crate::module::state::settings::{self, Numeric, NUMERIC};
 
 /// The current `bf-error-rate` text, owned here (Redis borrows it on CONFIG GET).
 static ERROR_RATE_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
@@ -44,7 +44,7 @@ unsafe extern "C" fn set_numeric(
     let Some(setting) = privdata.cast::<Numeric>().as_ref() else {
         return set_error(err, "unknown setting");
     };
-    if let Err(reason) = config::check_cross(setting, value) {
+    if let Err(reason) = settings::check_cross(setting, value) {
         return set_error(err, reason);
     }
     setting.set(value);
@@ -69,9 +69,9 @@ unsafe extern "C" fn set_error_rate(
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
     let text = string_bytes(value);
-    match config::parse_error_rate(text) {
+    match settings::parse_error_rate(text) {
         Ok(rate) => {
-            config::set_bf_error_rate(rate);
+            settings::set_bf_error_rate(rate);
             let old = ERROR_RATE_TEXT.swap(new_string(text), Ordering::Relaxed);
             if !old.is_null() {
                 api!(RedisModule_FreeString)(null_mut(), old);
@@ -122,14 +122,14 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
             return Err(format!("cannot register the setting {:?}", setting.name));
         }
     }
-    let default = format!("{:?}", config::bf_error_rate());
+    let default = format!("{:?}", settings::bf_error_rate());
     ERROR_RATE_TEXT.store(new_string(default.as_bytes()), Ordering::Relaxed);
     let default = format!("{default}\0");
     // SAFETY: as above; the default text is copied by Redis, which then calls `set_error_rate`.
     let status = unsafe {
         string(
             ctx,
-            config::BF_ERROR_RATE_NAME.as_ptr(),
+            settings::BF_ERROR_RATE_NAME.as_ptr(),
             default.as_ptr().cast(),
             raw::REDISMODULE_CONFIG_DEFAULT,
             Some(get_error_rate),

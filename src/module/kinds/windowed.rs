@@ -12,18 +12,17 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::clock;
-use super::errors::*;
-use super::ffi::{Args, Ctx, Slot};
-use super::ffi_io::{Defrag, Digest, IoReader, IoWriter};
-use super::kinds::{self, aof_rewrite, digest, BloomKind, BloomValue, Chunk, Info, Write};
-use super::plain::link_line;
-use super::stats::{self, Measure, Measured, Totals};
-use super::types::{callbacks, FilterValue};
+use super::chain::{digest_chain, link_line, relocate_chain};
+use super::{aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write};
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
+use crate::module::ffi::io::{Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::{clock, Args, Ctx, Slot};
+use crate::module::state::errors::*;
+use crate::module::state::stats::{self, Measure, Measured, Totals};
+use crate::module::types::{callbacks, FilterValue};
 use crate::rdb::LoadError;
-use crate::syntax::bf::{BloomOptions, WindowSpec};
+use crate::syntax::bf::BloomOptions;
 use crate::syntax::Argv;
 use crate::windowed::{WindowParams, Windowed, ENCODING_VERSION, MAGIC};
 
@@ -32,28 +31,6 @@ pub static WINDOWED_TYPE: RedisType = RedisType::new(
     ENCODING_VERSION,
     callbacks::<Windowed>(Some(aof_rewrite::<Windowed>), Some(digest::<Windowed>)),
 );
-
-/// A new windowed filter for `options` (whose window is `window`); its clock is set by its
-/// first add, and on the primary the key is armed to expire a window from now.
-pub(super) fn create(
-    options: &BloomOptions,
-    window: WindowSpec,
-    write: &mut Write,
-) -> Result<Windowed, CreateError> {
-    let params = WindowParams {
-        window_ms: window.seconds.saturating_mul(1000),
-        generations: window.generations,
-        capacity: options.capacity,
-        error: options.error,
-        growth: options.growth,
-        scaling: options.scaling,
-    };
-    let filter = Windowed::new(params, write.admission.limit(0))?;
-    if !write.replayed {
-        write.expire_at_ms = Some(filter.expiry_after(write.now_ms));
-    }
-    Ok(filter)
-}
 
 /// The time a write applies at: the primary's clock, or for a replayed write the filter's own
 /// clock (time 0 never moves it).
@@ -67,7 +44,7 @@ fn write_time(write: &Write) -> u64 {
 
 /// Moves the filter's clock to the write's time; on the primary, a move is propagated as
 /// `BF.RETIRE` ahead of the command, and the key's expiry is armed to the end of the window.
-pub(super) fn start_write(filter: &mut Windowed, write: &mut Write) {
+fn start_write(filter: &mut Windowed, write: &mut Write) {
     let now = write_time(write);
     let before = filter.slot;
     filter.retire(now);
@@ -157,7 +134,7 @@ impl BloomValue for Windowed {
         }
         for generation in &self.ring {
             digest.add_int(generation.slot);
-            BloomValue::digest(&generation.chain, digest);
+            digest_chain(&generation.chain, digest);
         }
     }
 }
@@ -165,6 +142,28 @@ impl BloomValue for Windowed {
 impl BloomKind for Windowed {
     const TYPE: &'static RedisType = &WINDOWED_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
+
+    /// Takes the options with a window (never with COMPACT, which the syntax refuses with one
+    /// anyway). Its clock is set by its first add, and on the primary
+    /// the key is armed to expire a window from now.
+    fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
+        let Some(window) = options.window.filter(|_| !options.compact) else {
+            return Ok(None);
+        };
+        let params = WindowParams {
+            window_ms: window.seconds.saturating_mul(1000),
+            generations: window.generations,
+            capacity: options.capacity,
+            error: options.error,
+            growth: options.growth,
+            scaling: options.scaling,
+        };
+        let filter = Windowed::new(params, write.admission.limit(0))?;
+        if !write.replayed {
+            write.expire_at_ms = Some(filter.expiry_after(write.now_ms));
+        }
+        Ok(Some(filter))
+    }
 
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         Windowed::from_header(header, max_bytes)
@@ -181,7 +180,7 @@ impl FilterValue for Windowed {
     }
     fn relocate(&mut self, defrag: &Defrag) {
         for generation in &mut self.ring {
-            generation.chain.relocate(defrag);
+            relocate_chain(&mut generation.chain, defrag);
         }
     }
 }
@@ -221,7 +220,7 @@ pub fn retire(ctx: Ctx, args: Args) -> CommandResult {
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     if let Slot::WrongType = key.slot::<Windowed>(&WINDOWED_TYPE) {
-        return match kinds::lookup(&mut key) {
+        return match lookup(&mut key) {
             Slot::Ours(_) => Err(NOT_WINDOWED.into()),
             _ => Err(WRONG_TYPE.into()),
         };

@@ -1,12 +1,12 @@
 //! The module API as the data-type callbacks use it: RDB primitives, AOF rewrite, digests,
-//! active defragmentation, and the INFO section. Like `ffi`, the only other file that calls
-//! the module API directly.
+//! active defragmentation, and the INFO section.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use redis_module::raw;
 
-use super::ffi::{api, guard, RawCtx, RawString};
+use super::raw::{api, guard, RawCtx, RawString};
+use crate::module::state::stats;
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// Reads RDB primitives from Redis, reporting I/O errors instead of aborting.
@@ -139,15 +139,15 @@ pub unsafe fn value_ref<'a, T>(value: *const c_void) -> Option<&'a T> {
     value.cast::<T>().as_ref()
 }
 
-/// The `INFO bf` section: bloomrs's version, then the totals of `stats`.
+/// The `INFO bf` section: bloomrs's version, then the totals of `state::stats`.
 ///
 /// # Safety
 /// Called by Redis with a live info context.
 unsafe extern "C" fn info_section(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guard((), || {
         raw::add_info_section(ctx, None);
-        raw::add_info_field_str(ctx, "bloomrs_version", super::stats::BLOOMRS_VERSION);
-        for (name, value) in super::stats::info_fields() {
+        raw::add_info_field_str(ctx, "bloomrs_version", stats::BLOOMRS_VERSION);
+        for (name, value) in stats::info_fields() {
             raw::add_info_field_long_long(ctx, name, value);
         }
     })

@@ -1,6 +1,6 @@
 //! The sparse kind (`bloomrsSP`): a Bloom filter that keeps its items' hash pairs until it
 //! would be larger than its dense chain (issue 16, `src/sparse/`), as the `BF.*` commands see
-//! it through [`BloomValue`].
+//! it through [`BloomValue`], and `BF.PROMOTE`.
 //!
 //! The primary decides the encoding and the promotion; replicas and AOF replay follow its
 //! effects whatever their own `bf-sparse-max-bytes` says:
@@ -15,14 +15,15 @@ use std::borrow::Cow;
 
 use redis_module::native_types::RedisType;
 
-use super::config;
-use super::ffi::{guard, RawString};
-use super::ffi_io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
-use super::kinds::{digest, BloomKind, BloomValue, Chunk, Info, Write};
-use super::stats::{Measure, Measured, Totals, BLOOM};
-use super::types::{callbacks, FilterValue};
+use super::{digest, lookup, store, BloomKind, BloomValue, Chunk, Info, Write};
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::{guard, Args, Ctx, RawString, Slot};
+use crate::module::state::errors::{CommandError, CommandResult, NOT_FOUND, WRONG_TYPE};
+use crate::module::state::settings;
+use crate::module::state::stats::{Measure, Measured, Totals, BLOOM};
+use crate::module::types::{callbacks, FilterValue};
 use crate::rdb::LoadError;
 use crate::sparse::{Added, Sparse};
 use crate::syntax::bf::BloomOptions;
@@ -32,23 +33,6 @@ pub static SPARSE_TYPE: RedisType = RedisType::new(
     crate::sparse::ENCODING_VERSION,
     callbacks::<Sparse>(Some(aof_rewrite), Some(digest::<Sparse>)),
 );
-
-/// A sparse filter for `options`, when a client of the primary creates one while
-/// `bf-sparse-max-bytes` is set (None: create the plain chain). Refused as the chain would be.
-pub(super) fn create(options: &BloomOptions, write: &Write) -> Result<Option<Sparse>, CreateError> {
-    let limit = config::bf_sparse_max_bytes();
-    if write.replayed || limit == 0 {
-        return Ok(None);
-    }
-    Sparse::create(
-        options.capacity,
-        options.error,
-        options.growth,
-        options.scaling,
-        limit,
-        write.admission.limit(0),
-    )
-}
 
 impl FilterValue for Sparse {
     const NAME: &'static str = "a sparse Bloom filter";
@@ -80,7 +64,7 @@ impl Measured for Sparse {
 /// The most items this command may leave in the sparse form: the primary's setting, or (on a
 /// replica and in AOF replay, which follow the primary's effects) only the form's own limits.
 fn limit(write: &Write) -> u64 {
-    match config::bf_sparse_max_bytes() {
+    match settings::bf_sparse_max_bytes() {
         0 => u64::MAX,
         _ if write.replayed => u64::MAX,
         bytes => bytes,
@@ -214,6 +198,26 @@ impl BloomValue for Sparse {
 impl BloomKind for Sparse {
     const TYPE: &'static RedisType = &SPARSE_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(crate::sparse::MAGIC);
+    const ANNOUNCES: bool = true;
+
+    /// Takes the options of a filter without a window, counters or COMPACT when a client of the primary
+    /// creates one while `bf-sparse-max-bytes` is set, and the sparse form is smaller (refused
+    /// as the chain would be). Queues `BF.LOADCHUNK key 1 <header>`, which makes a replica
+    /// build the same sparse value (`BF.RESERVE` always makes it dense there).
+    fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
+        let limit = settings::bf_sparse_max_bytes();
+        let plain = options.window.is_none() && !options.counting && !options.compact;
+        if !plain || write.replayed || limit == 0 {
+            return Ok(None);
+        }
+        let o = options;
+        let max_bytes = write.admission.limit(0);
+        let sparse = Sparse::create(o.capacity, o.error, o.growth, o.scaling, limit, max_bytes)?;
+        if let Some(sparse) = &sparse {
+            write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), sparse.encode_header()]);
+        }
+        Ok(sparse)
+    }
 
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         Sparse::from_header(header, max_bytes)
@@ -238,4 +242,34 @@ unsafe extern "C" fn aof_rewrite(
             }
         }
     })
+}
+
+/// BF.PROMOTE key: makes a sparse filter dense now (1), or leaves any other Bloom filter as
+/// it is (0). The primary propagates it at the point of every promotion; run on every sparse
+/// key (`SCAN 0 TYPE bloomrsSP`) it makes the next save RedisBloom's format again.
+pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() != 2 {
+        return Err(CommandError::Arity);
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    let admission = ctx.admission();
+    let chain = match key.slot::<Sparse>(&SPARSE_TYPE) {
+        Slot::Ours(sparse) => sparse.promote(admission.limit(sparse.bytes()))?,
+        Slot::Empty => return Err(NOT_FOUND.into()),
+        Slot::WrongType => {
+            return match lookup(&mut key) {
+                Slot::Ours(_) => {
+                    ctx.reply_int(0);
+                    Ok(())
+                }
+                _ => Err(WRONG_TYPE.into()),
+            };
+        }
+    };
+    store(&mut key, chain);
+    ctx.reply_int(1);
+    ctx.replicate_verbatim();
+    ctx.notify(c"bf.promote", key_name);
+    Ok(())
 }
