@@ -30,6 +30,12 @@ impl<'a> Args<'a> {
         self.argv.get(index).copied()
     }
 
+    /// The argument strings `from..to` (fewer past the end).
+    pub fn raw_range(&self, from: usize, to: usize) -> &'a [RawString] {
+        let to = to.min(self.argv.len());
+        self.argv.get(from.min(to)..to).unwrap_or_default()
+    }
+
     pub fn bytes(&self, index: usize) -> &'a [u8] {
         self.argv.get(index).map_or(&[], |s| string_bytes(*s))
     }
@@ -186,6 +192,23 @@ impl Ctx {
             for created in argv.into_iter().skip(1) {
                 api!(RedisModule_FreeString)(self.raw, created);
             }
+        }
+    }
+
+    /// Propagates `command key args...` where the arguments are strings Redis already holds
+    /// (the command's own), so nothing is created or allocated.
+    pub fn replicate_strings(&self, command: &CStr, key: RawString, args: &[RawString]) {
+        // SAFETY: `s` takes one `RedisModuleString*` and `v` an array of them with its
+        // length; both are live arguments of this call, and Redis keeps its own references.
+        unsafe {
+            api!(RedisModule_Replicate)(
+                self.raw,
+                command.as_ptr(),
+                c"sv".as_ptr(),
+                key,
+                args.as_ptr(),
+                args.len(),
+            );
         }
     }
 

@@ -66,17 +66,33 @@ impl<'a> Applied<'a> {
         }
     }
 
-    /// The applied items among the first `to` items, from `from` on.
-    fn between(&self, from: usize, to: usize) -> Vec<&'a [u8]> {
+    /// Propagates `BF.MADD key items...` of the applied items among the first `to` items,
+    /// from `from` on (nothing when there are none). Without a failure among them they are a
+    /// run of the command's own arguments, passed as they are: the usual case allocates
+    /// nothing.
+    fn propagate(&self, ctx: Ctx, key_name: RawString, from: usize, to: usize) {
         let Some((args, first)) = self.items else {
-            return Vec::new();
+            return;
         };
+        let to = to.min(self.answered);
+        if from >= to {
+            return;
+        }
+        let failed_here = self.failed.iter().any(|at| (from..to).contains(at));
+        if !failed_here {
+            let items = args.raw_range(first + from, first + to);
+            ctx.replicate_strings(c"BF.MADD", key_name, items);
+            return;
+        }
         // `failed` is in increasing order: one walk beside the items.
         let mut next_failed = self.failed.iter().skip_while(|at| **at < from).peekable();
-        (from..to.min(self.answered))
+        let items: Vec<RawString> = (from..to)
             .filter(|at| next_failed.next_if_eq(&at).is_none())
-            .map(|at| args.bytes(first + at))
-            .collect()
+            .filter_map(|at| args.raw(first + at))
+            .collect();
+        if !items.is_empty() {
+            ctx.replicate_strings(c"BF.MADD", key_name, &items);
+        }
     }
 }
 
@@ -148,7 +164,7 @@ impl Write {
         let mut next = 0;
         for effect in &self.effects {
             if !verbatim {
-                propagate_items(ctx, key_name, applied.between(next, effect.after));
+                applied.propagate(ctx, key_name, next, effect.after);
                 next = next.max(effect.after);
             }
             let args: Vec<&[u8]> = effect.args.iter().map(Vec::as_slice).collect();
@@ -157,18 +173,11 @@ impl Write {
         if verbatim {
             ctx.replicate_verbatim();
         } else {
-            propagate_items(ctx, key_name, applied.between(next, usize::MAX));
+            applied.propagate(ctx, key_name, next, usize::MAX);
         }
         if let Some(at) = self.expire_at_ms {
             let at = key.set_expire_at(at).to_string();
             ctx.replicate(c"PEXPIREAT", key_name, &[at.as_bytes()]);
         }
-    }
-}
-
-/// `BF.MADD key items...`: applied items, replayed where the primary applied them.
-fn propagate_items(ctx: Ctx, key_name: RawString, items: Vec<&[u8]>) {
-    if !items.is_empty() {
-        ctx.replicate(c"BF.MADD", key_name, &items);
     }
 }
