@@ -310,3 +310,24 @@ fn every_compact_filter_a_constructor_accepts_loads() {
     }
     assert!(accepted > CASES / 10, "only {accepted} accepted");
 }
+
+/// LOADCHUNK finds a header's kind by its first eight bytes: no two kinds may share them.
+#[test]
+fn every_kind_has_its_own_header_magic() {
+    let magics: [&[u8; 8]; 4] = [
+        crate::sparse::MAGIC,
+        crate::windowed::MAGIC,
+        crate::counting::MAGIC,
+        crate::compact::MAGIC,
+    ];
+    for (i, a) in magics.iter().enumerate() {
+        for b in &magics[i + 1..] {
+            assert_ne!(
+                a,
+                b,
+                "two kinds share the header magic {:?}",
+                String::from_utf8_lossy(*a)
+            );
+        }
+    }
+}

@@ -136,7 +136,7 @@ fn command_docs_for_every_command() {
             .iter()
             .filter_map(|argument| field(&argument.array(), "token"))
             .collect();
-        for keyword in ["WINDOW", "GENERATIONS", "COUNTING"] {
+        for keyword in ["WINDOW", "GENERATIONS", "COUNTING", "COMPACT"] {
             assert!(tokens.contains(&bulk(keyword)), "{name} {keyword}");
         }
     }
@@ -365,7 +365,7 @@ fn adds_and_lookups_allocate_nothing() {
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
 fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
-    let mut sums = [0i64; 16];
+    let mut sums = [0i64; 20];
     for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
         let kind = call!(c, "TYPE", key.as_str()).text();
         let cuckoo = kind == "MBbloomCF";
@@ -379,7 +379,8 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
                 .unwrap()
         };
         let base = match kind.as_str() {
-            "MBbloomCF" => 12,
+            "MBbloomCF" => 16,
+            "bloomrsCP" => 12,
             "bloomrsCT" => 8,
             "bloomrsWN" => 4,
             _ => 0,
@@ -402,6 +403,10 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         "counting_memory_bytes",
         "counting_items",
         "counting_links",
+        "compact_filters",
+        "compact_memory_bytes",
+        "compact_items",
+        "compact_tables",
         "cuckoo_filters",
         "cuckoo_memory_bytes",
         "cuckoo_items",
@@ -450,6 +455,12 @@ fn info_section_totals() {
         call!(c, "BF.DEL", "ct", format!("{i}"));
     }
     assert_eq!(call!(c, "COPY", "ct", "ct2"), Int(1));
+    // Compact filters, grown past a few doublings and copied.
+    assert_eq!(call!(c, "BF.RESERVE", "cp", "0.01", "10", "COMPACT"), ok());
+    for i in 0..300 {
+        call!(c, "BF.ADD", "cp", format!("{i}"));
+    }
+    assert_eq!(call!(c, "COPY", "cp", "cp2"), Int(1));
     call!(c, "CF.COMPACT", "c");
     assert_eq!(call!(c, "COPY", "a", "a2"), Int(1));
     assert_eq!(call!(c, "DEL", "m3"), Int(1));
@@ -474,7 +485,8 @@ fn info_section_totals() {
     let totals = info_bf(&mut c);
     assert_eq!(totals, expected_totals(&mut c, (1, 2)));
     let filters = (totals[0].1, totals[4].1, totals[8].1, totals[13].1);
-    assert_eq!(filters, (10, 3, 2, 6), "{totals:?}");
+    assert_eq!(filters, (10, 3, 2, 2), "{totals:?}");
+    assert_eq!(totals[17], ("bf_cuckoo_filters".into(), 6), "{totals:?}");
 
     // Reloading frees and loads every value: the totals stay.
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());

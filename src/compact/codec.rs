@@ -3,7 +3,7 @@
 //! is our own little-endian record:
 //!
 //! ```text
-//! magic "bloomrsC" | version u32 | error f64 | log2_slots u32 | generation u32 | width u32
+//! magic "bloomrsP" | version u32 | error f64 | log2_slots u32 | generation u32 | width u32
 //! | flags u32 (bit 0: deletable) | items u64 | entries u64            (52 bytes)
 //! ```
 //!
@@ -23,7 +23,7 @@ use crate::bloom::{ChunkError, HeaderError, MAX_CHUNK};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// The first eight bytes of every compact header.
-pub const MAGIC: &[u8; 8] = b"bloomrsC";
+pub const MAGIC: &[u8; 8] = b"bloomrsP";
 pub const ENCODING_VERSION: i32 = 1;
 const HEADER_VERSION: u32 = 1;
 const HEADER_LEN: usize = 52;

@@ -21,6 +21,8 @@ use crate::syntax::ByteArgs;
 /// module's settings (`bf-expansion-factor` 0 means non-scaling, as in RedisBloom 8).
 fn default_options() -> BloomOptions {
     let expansion = settings::BF_EXPANSION.get();
+    let window = settings::bf_window();
+    let scaling = expansion != 0;
     BloomOptions {
         capacity: settings::bf_initial_size(),
         error: settings::bf_error_rate(),
@@ -28,10 +30,11 @@ fn default_options() -> BloomOptions {
             .ok()
             .filter(|g| *g > 0)
             .unwrap_or(DEFAULT_GROWTH),
-        scaling: expansion != 0,
-        window: settings::bf_window(),
+        scaling,
+        window,
         counting: false,
-        compact: false,
+        // Compact where nothing else is asked of the filter (a window, no scaling).
+        compact: settings::bf_compact() && scaling && window.is_none(),
     }
 }
 
@@ -194,6 +197,9 @@ fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
     }
     if o.counting {
         args.push(b"COUNTING".to_vec());
+    }
+    if o.compact {
+        args.push(b"COMPACT".to_vec());
     }
     args
 }

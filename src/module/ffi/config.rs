@@ -82,18 +82,38 @@ unsafe extern "C" fn set_error_rate(
     }
 }
 
+/// # Safety
+/// Called by Redis for `bf-compact`.
+unsafe extern "C" fn get_compact(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    c_int::from(settings::bf_compact())
+}
+
+/// # Safety
+/// Called by Redis with the new value.
+unsafe extern "C" fn set_compact(
+    _name: *const c_char,
+    value: c_int,
+    _privdata: *mut c_void,
+    _err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    settings::BF_COMPACT.store(value != 0, Ordering::Relaxed);
+    raw::REDISMODULE_OK as c_int
+}
+
 /// Registers every setting with its current value (from the load arguments) as the default,
 /// then applies what the configuration file says.
 pub fn register(ctx: RawCtx) -> Result<(), String> {
     // SAFETY: the API pointers are set by RedisModule_Init; 7.0 has all three.
-    let (numeric, string, load) = unsafe {
+    let (numeric, string, boolean, load) = unsafe {
         (
             raw::RedisModule_RegisterNumericConfig,
             raw::RedisModule_RegisterStringConfig,
+            raw::RedisModule_RegisterBoolConfig,
             raw::RedisModule_LoadConfigs,
         )
     };
-    let (Some(numeric), Some(string), Some(load)) = (numeric, string, load) else {
+    let (Some(numeric), Some(string), Some(boolean), Some(load)) = (numeric, string, boolean, load)
+    else {
         return Ok(());
     };
     for setting in NUMERIC {
@@ -140,6 +160,22 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     };
     if status != raw::REDISMODULE_OK as c_int {
         return Err("cannot register the setting bf-error-rate".into());
+    }
+    // SAFETY: as above, a static name; Redis then calls `set_compact` with the configured value.
+    let status = unsafe {
+        boolean(
+            ctx,
+            settings::BF_COMPACT_NAME.as_ptr(),
+            c_int::from(settings::bf_compact()),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            Some(get_compact),
+            Some(set_compact),
+            None,
+            null_mut(),
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err("cannot register the setting bf-compact".into());
     }
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {

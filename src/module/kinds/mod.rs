@@ -29,6 +29,7 @@
 //! it). The command applies all of it once with [`Write::finish`].
 
 pub mod chain;
+mod compact;
 mod counting;
 mod plain;
 pub mod sparse;
@@ -198,7 +199,8 @@ impl<T: BloomKind> Replacement for T {
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim, and any options the others do not take.
-pub static KINDS: [Kind; 4] = [
+pub static KINDS: [Kind; 5] = [
+    kind::<crate::compact::Compact>(),
     kind::<crate::sparse::Sparse>(),
     kind::<crate::windowed::Windowed>(),
     kind::<crate::counting::CountingFilter>(),
@@ -222,9 +224,9 @@ pub fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
 }
 
 /// Creates the filter `options` describe in an empty, writable key: of the first kind that
-/// takes them (windowed with a window, counting with COUNTING, sparse when a client of the
-/// primary asks and `bf-sparse-max-bytes` is set, else the plain chain; none takes COMPACT
-/// until its kind is registered, which refuses it). Returns it and
+/// takes them (compact with COMPACT, windowed with a window, counting with COUNTING, sparse
+/// when a client of the primary asks and `bf-sparse-max-bytes` is set, else the plain
+/// chain). Returns it and
 /// whether the kind queued its own creation effect (`false`: the caller propagates it as
 /// RedisBloom's command).
 pub fn create<'k>(

@@ -85,8 +85,8 @@ impl BloomKind for Chain {
     const TYPE: &'static RedisType = &BLOOM_TYPE;
     const MAGIC: Option<&'static [u8]> = None;
 
-    /// RedisBloom's chain takes whatever options the other kinds leave, except COMPACT: no
-    /// kind takes that until the compact kind is registered, so it is refused.
+    /// RedisBloom's chain takes whatever options the other kinds leave (COMPACT never reaches
+    /// it: the compact kind takes those first).
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
         if options.compact {
             return Ok(None);

@@ -3,7 +3,7 @@
 //! limit. Every setting is one atomic read on the command path.
 
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use crate::syntax::bf::{WindowSpec, MAX_WINDOW_SECONDS};
 use crate::windowed;
@@ -124,6 +124,14 @@ pub fn bf_window() -> Option<WindowSpec> {
 
 pub fn bf_initial_size() -> u64 {
     BF_INITIAL_SIZE.get().unsigned_abs()
+}
+
+/// `bf-compact` (issue 20): implicit creations make compact filters (`COMPACT`).
+pub static BF_COMPACT: AtomicBool = AtomicBool::new(false);
+pub const BF_COMPACT_NAME: &CStr = c"bf-compact";
+
+pub fn bf_compact() -> bool {
+    BF_COMPACT.load(Ordering::Relaxed)
 }
 
 pub fn bf_sparse_max_bytes() -> u64 {

@@ -67,6 +67,7 @@ pub static BLOOM: Totals = Totals::new();
 pub static COUNTING: Totals = Totals::new();
 pub static CUCKOO: Totals = Totals::new();
 pub static WINDOWED: Totals = Totals::new();
+pub static COMPACT: Totals = Totals::new();
 /// RDB values and RESTORE payloads the loaders refused.
 pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
 /// LOADCHUNK headers and chunks refused.
@@ -153,9 +154,10 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
 pub const BLOOMRS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The numeric fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 20] {
+pub fn info_fields() -> [(&'static str, i64); 24] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
     let (windowed, counting) = (WINDOWED.snapshot(), COUNTING.snapshot());
+    let compact = COMPACT.snapshot();
     [
         ("bloom_filters", bloom.values),
         ("bloom_memory_bytes", bloom.bytes),
@@ -173,6 +175,10 @@ pub fn info_fields() -> [(&'static str, i64); 20] {
             "counting_ambiguous_deletes",
             AMBIGUOUS_DELETES.load(Ordering::Relaxed),
         ),
+        ("compact_filters", compact.values),
+        ("compact_memory_bytes", compact.bytes),
+        ("compact_items", compact.items),
+        ("compact_tables", compact.filters),
         ("cuckoo_filters", cuckoo.values),
         ("cuckoo_memory_bytes", cuckoo.bytes),
         ("cuckoo_items", cuckoo.items),
