@@ -152,13 +152,17 @@ def key(user):
     return f"seen:{user}"
 
 
-def approaches(set_server, bloom_server, sparse_server=None):
+def approaches(set_server, bloom_server, sparse_server=None, compact_server=None):
     reserve = lambda user: ("BF.RESERVE", key(user), ERROR_RATE, INITIAL_CAPACITY,  # noqa: E731
                             "EXPANSION", EXPANSION)
+    compact = lambda user: ("BF.RESERVE", key(user), ERROR_RATE, INITIAL_CAPACITY,  # noqa: E731
+                            "COMPACT")
     pair = [Approach("set", set_server, "SMISMEMBER", "SADD"),
             Approach("bloomrs", bloom_server, "BF.MEXISTS", "BF.MADD", reserve)]
     if sparse_server:
         pair.append(Approach("sparse", sparse_server, "BF.MEXISTS", "BF.MADD", reserve))
+    if compact_server:
+        pair.append(Approach("compact", compact_server, "BF.MEXISTS", "BF.MADD", compact))
     return pair
 
 
@@ -269,6 +273,8 @@ def print_summary(result):
     print(f"memory per user, bloomrs / set: {result['memory_ratio']:.3f}")
     if "sparse_memory_ratio" in result:
         print(f"memory per user, sparse / set: {result['sparse_memory_ratio']:.3f}")
+    if "compact_vs_tiers_memory" in result:
+        print(f"memory, compact / tiers: {result['compact_vs_tiers_memory']:.3f}")
     print(f"heaviest user: {result['heavy_user']['info']}")
 
 
@@ -281,7 +287,10 @@ def run(args):
         if args.sparse_max_bytes:
             setting = ["--bf.bf-sparse-max-bytes", str(args.sparse_max_bytes)]
             sparse_server = servers.enter_context(RedisServer(args.bloomrs, setting))
-        pair = approaches(set_server, bloom_server, sparse_server)
+        compact_server = None
+        if args.compact:
+            compact_server = servers.enter_context(RedisServer(args.bloomrs))
+        pair = approaches(set_server, bloom_server, sparse_server, compact_server)
         baselines = [a.server.used_memory() for a in pair]
         started = time.perf_counter()
         refreshes = simulate(feed, pair, args)
@@ -295,6 +304,9 @@ def run(args):
     if "sparse" in summary:
         extra["sparse_memory_ratio"] = (summary["sparse"]["used_memory_bytes"]
                                         / summary["set"]["used_memory_bytes"])
+    if "compact" in summary:
+        extra["compact_vs_tiers_memory"] = (summary["compact"]["used_memory_bytes"]
+                                            / summary["bloomrs"]["used_memory_bytes"])
     return extra | {
         "refreshes": refreshes,
         "wall_seconds": round(elapsed, 1),
@@ -325,6 +337,8 @@ def parse_args():
                         help="share of users (the least active) refreshing once or twice")
     parser.add_argument("--sparse-max-bytes", type=int, default=0,
                         help="also run bloomrs with this bf-sparse-max-bytes (0: do not)")
+    parser.add_argument("--compact", action="store_true",
+                        help="add compact filters (BF.RESERVE ... COMPACT) as another approach")
     parser.add_argument("--quick", action="store_true", help="10,000 users, --top 1000")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--out", default=None, help="default docs/bench/feed_dedup[-int].json")

@@ -10,6 +10,9 @@
 #                    80% idle users, adding bloomrs with bf-sparse-max-bytes 2048
 #   counting.py      counting Bloom filters: bits per item against Bloom and Cuckoo, false
 #                    positives after churn, saturation, and usec_per_call against plain Bloom
+#   compact.py       compact Bloom filters: MEMORY USAGE against the one-link floor, the tiers,
+#                    sparse and a SET; false positives; speed against one link and the tiers;
+#                    the longest command while growing; deletes
 # and prints the tables of the README from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -23,10 +26,11 @@ feed_args=()
 sparse_args=()
 forget_args=(--days 90 --window-days 30)
 counting_args=()
+compact_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
-            sparse_args+=(--quick); counting_args+=(--quick) ;;
+            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
@@ -58,5 +62,7 @@ echo "== forgetting over simulated days (scripts/bench/feed_dedup.py ${forget_ar
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}"
 echo "== counting Bloom filters (scripts/bench/counting.py)"
 "$python" scripts/bench/counting.py --bloomrs "$module" "${counting_args[@]}"
+echo "== compact Bloom filters (scripts/bench/compact.py)"
+"$python" scripts/bench/compact.py --bloomrs "$module" "${compact_args[@]}"
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py
