@@ -1,5 +1,5 @@
 //! BF.* commands against a real redis-server: replies, errors and RESP3 shapes.
-mod common;
+pub mod common;
 
 use common::*;
 

@@ -1,7 +1,7 @@
 //! Counting Bloom filters (deviation D12): `COUNTING` on BF.RESERVE / BF.INSERT, BF.DEL and
 //! BF.MDEL, the BF.* commands on them, and every persistence and propagation path of their
 //! own module type (`bloomrsCT`).
-mod common;
+pub mod common;
 
 use common::*;
 

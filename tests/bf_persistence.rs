@@ -1,7 +1,7 @@
 //! Bloom filters survive every persistence path bit for bit: DEBUG RELOAD, SAVE + restart,
 //! AOF rewrite with and without an RDB preamble, DUMP/RESTORE, COPY; and they propagate as
 //! RedisBloom does (plus deviation D10).
-mod common;
+pub mod common;
 
 use common::*;
 

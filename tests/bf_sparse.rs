@@ -1,7 +1,7 @@
 //! Sparse Bloom filters (`bf-sparse-max-bytes`): the replies of every BF.* command, promotion
 //! into exactly the plain filter's bytes, persistence as sparse, the way back to RedisBloom's
 //! format, and a setting of 0 that changes nothing.
-mod common;
+pub mod common;
 
 use common::*;
 

@@ -1,7 +1,7 @@
 //! The CF.* commands against a real redis-server: every error path of the reference with its
 //! exact text, the replies in RESP2 and RESP3, growth, deletion and compaction.
 
-mod common;
+pub mod common;
 
 use common::*;
 

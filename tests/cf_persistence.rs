@@ -2,7 +2,7 @@
 //! rewrite (with and without the RDB preamble), DUMP/RESTORE, COPY; the digest; what is
 //! propagated to the AOF; and malformed DUMP payloads refused without harm.
 
-mod common;
+pub mod common;
 
 use std::time::{Duration, Instant};
 

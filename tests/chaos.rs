@@ -7,7 +7,7 @@
 //!
 //! `CHAOS_OPS` sets the number of operations (default 50,000); `scripts/chaos.sh` runs long
 //! versions and prints the counts.
-mod common;
+pub mod common;
 
 use common::*;
 

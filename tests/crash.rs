@@ -1,7 +1,7 @@
 //! Crash durability: with `appendfsync always`, every acknowledged add survives SIGKILL at a
 //! random moment and a restart from the AOF, with no truncated AOF to repair. Repeated after
 //! an AOF rewrite without an RDB preamble.
-mod common;
+pub mod common;
 
 use common::*;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,7 +4,7 @@
 //! (`propagation-error-behavior panic`), with different module settings on the two sides.
 //! After each story: the replica is alive and every key's `DEBUG DIGEST-VALUE` is the same on
 //! both, and the primary reloads its own RDB and AOF into the same digests.
-mod common;
+pub mod common;
 
 use common::*;
 

@@ -8,7 +8,7 @@
 //! tens of KiB), while every refused allocation here is 13 MB or more. A refused command is
 //! sent on its own connection, closed before measuring, so its query buffer (a RESTORE
 //! payload is megabytes) is not counted.
-mod common;
+pub mod common;
 
 use common::*;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! COMMAND DOCS, INFO and configuration: the module's commands and values are visible like
 //! built-in ones.
-mod common;
+pub mod common;
 
 use common::*;
 

@@ -2,7 +2,7 @@
 //! Cuckoo keys leaves byte-identical values on both, also after the replica restarts from its
 //! own RDB and after a full resync. The replica panics on any propagation error, so a command
 //! that failed there would fail the test.
-mod common;
+pub mod common;
 
 use common::*;
 

@@ -4,7 +4,7 @@
 //! answers 1 until at least t + window·(g−1)/g and is forgotten by t + window; the key expires
 //! at the end of the window; replicas and AOF replays hold identical values, whatever their
 //! own clocks say.
-mod common;
+pub mod common;
 
 use common::*;
 use std::time::{Duration, Instant};

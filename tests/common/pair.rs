@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::{Client, Reply, Server};
+use super::client::{Client, Reply};
+use super::server::Server;
 
 /// What one key holds, as two servers holding the same value agree on it.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,14 +142,4 @@ pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     });
     std::panic::set_hook(hook);
     result
-}
-
-impl super::Client {
-    /// How long a reply may take before the read fails (120 s unless set): a long randomized
-    /// run reports a command that never answers sooner.
-    pub fn set_reply_timeout(&mut self, timeout: std::time::Duration) {
-        self.writer
-            .set_read_timeout(Some(timeout))
-            .expect("set the read timeout");
-    }
 }
