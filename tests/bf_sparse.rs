@@ -350,14 +350,19 @@ fn promote_command_is_the_way_back_to_redisbloom() {
     assert_eq!(kind(&mut c, "k"), DENSE);
     assert_eq!(scandump(&mut c, "BF.SCANDUMP", "k"), dense);
     assert_eq!(call!(c, "BF.PROMOTE", "k"), Int(0));
-    assert_eq!(call!(c, "BF.PROMOTE", "missing"), err("ERR not found"));
-    assert_eq!(
-        call!(c, "BF.PROMOTE", "str"),
-        err("WRONGTYPE Operation against a key holding the wrong kind of value")
-    );
-    assert_eq!(
-        call!(c, "BF.PROMOTE"),
-        err("ERR wrong number of arguments for 'bf.promote' command")
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.PROMOTE", "missing"], err("ERR not found")),
+            (
+                &["BF.PROMOTE", "str"],
+                err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            ),
+            (
+                &["BF.PROMOTE"],
+                err("ERR wrong number of arguments for 'bf.promote' command"),
+            ),
+        ],
     );
     // After every sparse key is promoted, the RDB holds only RedisBloom's type.
     assert_eq!(call!(c, "BF.PROMOTE", "d"), Int(1));

@@ -207,6 +207,14 @@ impl Client {
     }
 }
 
+/// Sends each command in turn and asserts its exact reply, naming the command that differed: a
+/// table of cases for ladders of errors.
+pub fn assert_replies(client: &mut Client, cases: &[(&[&str], Reply)]) {
+    for (args, expected) in cases {
+        assert_eq!(client.call(args), *expected, "{args:?}");
+    }
+}
+
 /// Calls a command: `call!(client, "BF.ADD", "key", item)`; arguments are anything `AsRef<[u8]>`
 /// after conversion with `Arg`.
 #[macro_export]
