@@ -94,6 +94,30 @@ def sparse_seeds():
 
 sparse_seeds()
 
+def compact_seeds():
+    """Empty compact filters of the smallest table (the decoders' own formats, built here): a
+    LOADCHUNK header with its chunk, and an RDB value as a DUMP payload."""
+    def uint(v):
+        return b"\x02\x81" + struct.pack(">Q", v)
+    seeds = {}
+    # (error, slot width at generation 0, flags)
+    for error, width, flags in ((0.01, 12, 0), (0.001, 15, 1)):
+        table = bytes(64 * (width + 2) // 8 + 7)
+        header = b"bloomrsP" + struct.pack("<IdIIIIQQ", 1, error, 6, 0, width, flags, 0, 0)
+        name = f"w{width}_f{flags}"
+        seeds[f"chunks_{name}"] = (b"\x01" + blob(header) + struct.pack("<q", 1 + len(table))
+                                   + blob(table))
+        fields = [b"\x04" + struct.pack("<d", error), uint(6), uint(0), uint(width), uint(flags),
+                  uint(0), uint(0), uint(len(table)),
+                  b"\x05\x80" + struct.pack(">I", len(table)) + table]
+        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
+    os.makedirs(os.path.join(out, "compact"), exist_ok=True)
+    for name, content in seeds.items():
+        with open(os.path.join(out, "compact", name), "wb") as f:
+            f.write(content)
+
+compact_seeds()
+
 def counting_seeds():
     """Counting filters of one empty link (the decoders' own formats, built here): a LOADCHUNK
     header with its chunk, and an RDB value as a DUMP payload."""

@@ -4,6 +4,7 @@
 //! LOADCHUNK header, and comes back equal.
 
 use crate::bloom::{Chain, CreateError};
+use crate::compact::Compact;
 use crate::counting::CountingFilter;
 use crate::cuckoo::{CuckooFilter, CuckooParams};
 use crate::rdb::MemoryRdb;
@@ -278,4 +279,55 @@ fn every_cuckoo_filter_a_constructor_accepts_loads() {
         assert!(header.is_ok(), "{what}: header refused");
     }
     assert!(accepted > CASES / 20, "only {accepted} accepted");
+}
+
+#[test]
+fn every_compact_filter_a_constructor_accepts_loads() {
+    let mut rng = Rng::new(0x5eed_0020);
+    let mut accepted = 0;
+    for case in 0..CASES {
+        let (c, e, deletable) = (capacity(&mut rng), error(&mut rng), rng.below(2) == 0);
+        let what = format!("case {case}: Compact::new({c}, {e:e}, {deletable})");
+        let Ok(mut filter) = Compact::new(c, e, deletable, MAX_BYTES) else {
+            continue;
+        };
+        accepted += 1;
+        for item in items(&mut rng) {
+            let _ = filter.add(&item, MAX_BYTES);
+        }
+        rdb_round_trip(
+            &filter,
+            |v, w| v.save(w),
+            |r| Compact::load(r, crate::compact::ENCODING_VERSION, MAX_BYTES),
+            &what,
+        );
+        let mut loaded = Compact::from_header(&filter.encode_header(), MAX_BYTES)
+            .unwrap_or_else(|e| panic!("{what}: header refused: {e:?}"));
+        for (iter, bytes) in filter.chunks() {
+            loaded.load_chunk(iter, bytes, MAX_BYTES).unwrap();
+        }
+        assert_eq!(loaded, filter, "{what}: chunks");
+    }
+    assert!(accepted > CASES / 10, "only {accepted} accepted");
+}
+
+/// LOADCHUNK finds a header's kind by its first eight bytes: no two kinds may share them.
+#[test]
+fn every_kind_has_its_own_header_magic() {
+    let magics: [&[u8; 8]; 4] = [
+        crate::sparse::MAGIC,
+        crate::windowed::MAGIC,
+        crate::counting::MAGIC,
+        crate::compact::MAGIC,
+    ];
+    for (i, a) in magics.iter().enumerate() {
+        for b in &magics[i + 1..] {
+            assert_ne!(
+                a,
+                b,
+                "two kinds share the header magic {:?}",
+                String::from_utf8_lossy(*a)
+            );
+        }
+    }
 }

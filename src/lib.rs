@@ -5,6 +5,7 @@
 //! `module` feature) adapts them to the Redis module API.
 pub mod bloom;
 pub mod budget;
+pub mod compact;
 pub mod counting;
 pub mod cuckoo;
 pub mod hash;

@@ -176,6 +176,7 @@ fn insert_counting_and_creation_replicated_as_a_reservation() {
     // Without COUNTING, nothing changes: BF.ADD on a missing key makes a plain filter.
     assert_eq!(call!(c, "BF.ADD", "auto", "x"), Int(1));
     assert_eq!(call!(c, "TYPE", "auto"), Simple("MBbloom--".into()));
+    wait_for_persistence(&mut c);
     let written: Vec<Vec<String>> = aof_commands(&s.dir)
         .iter()
         .map(|cmd| {

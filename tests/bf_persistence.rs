@@ -259,6 +259,7 @@ fn propagation() {
     );
     let header = call!(c, "BF.SCANDUMP", "r", "0").array()[1].bytes();
     assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
+    wait_for_persistence(&mut c);
     let written: Vec<Vec<String>> = aof_commands(&s.dir)
         .iter()
         .map(|cmd| strings(cmd))

@@ -297,6 +297,7 @@ fn promotion_and_creation_replay_from_the_aof_whatever_the_setting() {
     assert_eq!(madd(&mut c, "u", &ids(15..40)).array().len(), 25);
     assert_eq!(call!(c, "BF.ADD", "a", "x"), Int(1));
     let before = (state(&mut c, "u"), state(&mut c, "a"));
+    wait_for_persistence(&mut c);
     let names: Vec<String> = aof_commands(&s.dir)
         .iter()
         .map(|cmd| String::from_utf8_lossy(&cmd[0]).to_uppercase())

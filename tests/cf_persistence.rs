@@ -327,6 +327,7 @@ fn propagation_to_the_aof() {
         scandump(&mut c, "CF.SCANDUMP", "src")
     };
     assert_eq!(header.len(), 3);
+    wait_for_persistence(&mut c);
     let start = aof_commands(&aof_file(&server, ".incr.aof")).len();
     let script: &[&[&str]] = &[
         &["CF.ADD", "auto", "x"],
@@ -426,6 +427,7 @@ fn propagation_to_the_aof() {
         call!(c, "CF.LOADCHUNK", "copy", "99", "x"),
         err("Couldn't load chunk!")
     );
+    wait_for_persistence(&mut c);
     let logged: Vec<Vec<String>> = aof_commands(&aof_file(&server, ".incr.aof"))[start..]
         .iter()
         .map(|command| words(command))

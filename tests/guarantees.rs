@@ -264,14 +264,8 @@ fn a_reply_with_an_error_is_never_propagated() {
         "BF.MADD ins a b",
         "BF.MADD ins a",
     ];
-    // The AOF is written after the reply on some servers: wait for what is expected, then
-    // compare (a propagated error would stand among it).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let mut propagated = commands_on(&pair.primary, "ins");
-    while propagated.len() < expected.len() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        propagated = commands_on(&pair.primary, "ins");
-    }
+    wait_for_persistence(&mut pair.p);
+    let propagated = commands_on(&pair.primary, "ins");
     assert_eq!(propagated, expected);
     pair.assert_identical();
 }

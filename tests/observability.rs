@@ -4,7 +4,7 @@ pub mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 28] = [
+const COMMANDS: [&str; 29] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -16,6 +16,7 @@ const COMMANDS: [&str; 28] = [
     "bf.debug",
     "bf.scandump",
     "bf.loadchunk",
+    "bf.retire",
     "bf.promote",
     "bf.del",
     "bf.mdel",
@@ -127,6 +128,18 @@ fn command_docs_for_every_command() {
             bulk("CAPACITY")
         ]
     );
+    // bloomrs's own Bloom options are documented beside RedisBloom's.
+    for name in ["bf.reserve", "bf.insert"] {
+        let doc = strip_display_text(&call!(c, "COMMAND", "DOCS", name)).array()[1].array();
+        let arguments = field(&doc, "arguments").unwrap().array();
+        let tokens: Vec<Reply> = arguments
+            .iter()
+            .filter_map(|argument| field(&argument.array(), "token"))
+            .collect();
+        for keyword in ["WINDOW", "GENERATIONS", "COUNTING", "COMPACT"] {
+            assert!(tokens.contains(&bulk(keyword)), "{name} {keyword}");
+        }
+    }
     // The docs leave the legacy key spec and arity in place.
     let command = call!(c, "COMMAND", "INFO", "cf.insert").array()[0].array();
     assert_eq!(command[1], Int(-1));
@@ -349,7 +362,7 @@ fn adds_and_lookups_allocate_nothing() {
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
 fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
-    let mut sums = [0i64; 16];
+    let mut sums = [0i64; 20];
     for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
         let kind = call!(c, "TYPE", key.as_str()).text();
         let cuckoo = kind == "MBbloomCF";
@@ -363,7 +376,8 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
                 .unwrap()
         };
         let base = match kind.as_str() {
-            "MBbloomCF" => 12,
+            "MBbloomCF" => 16,
+            "bloomrsCP" => 12,
             "bloomrsCT" => 8,
             "bloomrsWN" => 4,
             _ => 0,
@@ -386,6 +400,10 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         "counting_memory_bytes",
         "counting_items",
         "counting_links",
+        "compact_filters",
+        "compact_memory_bytes",
+        "compact_items",
+        "compact_tables",
         "cuckoo_filters",
         "cuckoo_memory_bytes",
         "cuckoo_items",
@@ -434,6 +452,12 @@ fn info_section_totals() {
         call!(c, "BF.DEL", "ct", format!("{i}"));
     }
     assert_eq!(call!(c, "COPY", "ct", "ct2"), Int(1));
+    // Compact filters, grown past a few doublings and copied.
+    assert_eq!(call!(c, "BF.RESERVE", "cp", "0.01", "10", "COMPACT"), ok());
+    for i in 0..300 {
+        call!(c, "BF.ADD", "cp", format!("{i}"));
+    }
+    assert_eq!(call!(c, "COPY", "cp", "cp2"), Int(1));
     call!(c, "CF.COMPACT", "c");
     assert_eq!(call!(c, "COPY", "a", "a2"), Int(1));
     assert_eq!(call!(c, "DEL", "m3"), Int(1));
@@ -458,7 +482,8 @@ fn info_section_totals() {
     let totals = info_bf(&mut c);
     assert_eq!(totals, expected_totals(&mut c, (1, 2)));
     let filters = (totals[0].1, totals[4].1, totals[8].1, totals[13].1);
-    assert_eq!(filters, (10, 3, 2, 6), "{totals:?}");
+    assert_eq!(filters, (10, 3, 2, 2), "{totals:?}");
+    assert_eq!(totals[17], ("bf_cuckoo_filters".into(), 6), "{totals:?}");
 
     // Reloading frees and loads every value: the totals stay.
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());

@@ -24,7 +24,7 @@ const PREFETCH_MIN_BYTES: usize = 256 * 1024;
 
 /// A hint to load the cache line holding `ptr`; it never faults, whatever the address.
 #[inline]
-fn prefetch(ptr: *const u8) {
+pub(crate) fn prefetch(ptr: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint; it reads nothing and cannot fault.
     unsafe {

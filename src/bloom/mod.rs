@@ -4,7 +4,7 @@
 
 mod cells;
 mod dump;
-mod link;
+pub(crate) mod link;
 mod probe;
 mod rdb;
 

@@ -1,36 +1,31 @@
-//! The Redis layer: module registration, load arguments, commands and data types. It parses,
-//! calls the core and replies; no filter logic lives here.
+//! The Redis layer: it parses, calls the core and replies; no filter logic lives here. This
+//! file is the module's entry (the `redis_module!` block and `init`: load arguments, data
+//! types, INFO, the memory watch, settings, then every command of the table). The layer is
+//! split into rooms by role, each importing only from the rooms below it (checked by
+//! `layers::tests`):
+//!
+//! - `commands/`: the `BF.*` and `CF.*` handlers, and the one command table;
+//! - `kinds/`: the Bloom family, its registry and one file per kind;
+//! - `types/`: the type callbacks every filter shares, and the cuckoo type;
+//! - `ffi/`: the only room that calls the module API, `raw.rs` at its bottom;
+//! - `state/`: what never calls the server: reply texts, settings, admission, stats.
 
-mod acl;
-mod admission;
-mod bf;
-mod cf;
-mod cf_chunks;
-mod cf_type;
-mod clock;
-mod config;
-mod config_api;
-mod counting;
-mod docs;
-mod errors;
-#[cfg(feature = "fault-injection")]
-mod fault;
+mod commands;
 mod ffi;
-mod ffi_io;
-mod ffi_server;
 mod kinds;
-mod plain;
-mod sparse;
-mod stats;
+#[cfg(test)]
+mod layers;
+mod state;
 mod types;
-mod windowed;
 
-use std::ffi::{c_int, CStr};
+use std::ffi::c_int;
 
 use redis_module::{raw, redis_module, Context, RedisString, Status};
 
-use cf_type::CUCKOO_TYPE;
-use ffi::{api, run_command, RawCtx, RawString};
+use commands::table::{self, Command};
+use ffi::{api, registry, RawCtx};
+use state::{settings, stats};
+use types::cuckoo::CUCKOO_TYPE;
 
 // Redis's allocator, so MEMORY USAGE and INFO memory see the filters, counted for the
 // `bf_module_allocations` INFO field; unit tests run without a server on the system allocator.
@@ -48,62 +43,6 @@ const ALLOCATOR: Allocator = stats::Counting(std::alloc::System);
 /// stays RedisBloom's; bloomrs's own version is the `bf_bloomrs_version` field of `INFO bf`.
 const MODULE_VERSION: i32 = 20820;
 
-type Handler = extern "C" fn(RawCtx, *mut RawString, c_int) -> c_int;
-
-/// Wraps a handler in an `extern "C"` entry point that catches panics.
-macro_rules! entry {
-    ($handler:path) => {{
-        extern "C" fn entry(ctx: RawCtx, argv: *mut RawString, argc: c_int) -> c_int {
-            run_command(ctx, argv, argc, $handler)
-        }
-        entry as Handler
-    }};
-}
-
-/// Write commands that may allocate, read-only ones, and deletes (writes that never grow).
-const WRITE: &CStr = c"write deny-oom";
-const READ: &CStr = c"readonly fast";
-/// Reads that copy or build up to a 16 MiB chunk for the reply.
-const READ_CHUNK: &CStr = c"readonly";
-const WRITE_FAST: &CStr = c"write fast";
-
-fn commands() -> Vec<(&'static CStr, Handler, &'static CStr)> {
-    vec![
-        (c"bf.reserve", entry!(bf::reserve), WRITE),
-        (c"bf.add", entry!(bf::add), WRITE),
-        (c"bf.madd", entry!(bf::madd), WRITE),
-        (c"bf.insert", entry!(bf::insert), WRITE),
-        (c"bf.exists", entry!(bf::exists), READ),
-        (c"bf.mexists", entry!(bf::mexists), READ),
-        (c"bf.info", entry!(bf::info), READ),
-        (c"bf.card", entry!(bf::card), READ),
-        (c"bf.debug", entry!(bf::debug), READ),
-        (c"bf.scandump", entry!(bf::scandump), READ_CHUNK),
-        (c"bf.loadchunk", entry!(bf::loadchunk), WRITE),
-        (c"bf.retire", entry!(windowed::retire), WRITE_FAST),
-        (c"bf.promote", entry!(bf::promote), WRITE),
-        (c"bf.del", entry!(bf::del), WRITE_FAST),
-        (c"bf.mdel", entry!(bf::mdel), WRITE_FAST),
-        (c"cf.reserve", entry!(cf::reserve), WRITE),
-        (c"cf.add", entry!(cf::add), WRITE),
-        (c"cf.addnx", entry!(cf::addnx), WRITE),
-        (c"cf.insert", entry!(cf::insert), WRITE),
-        (c"cf.insertnx", entry!(cf::insertnx), WRITE),
-        (c"cf.exists", entry!(cf::exists), READ),
-        (c"cf.mexists", entry!(cf::mexists), READ),
-        (c"cf.count", entry!(cf::count), READ),
-        (c"cf.del", entry!(cf::del), WRITE_FAST),
-        // RedisBloom registers CF.COMPACT read-only although it rewrites the value.
-        (c"cf.compact", entry!(cf::compact), READ),
-        (c"cf.scandump", entry!(cf_chunks::scandump), READ_CHUNK),
-        (c"cf.loadchunk", entry!(cf_chunks::loadchunk), WRITE),
-        (c"cf.info", entry!(cf::info), READ),
-        (c"cf.debug", entry!(cf::debug), READ),
-        #[cfg(feature = "fault-injection")]
-        (c"bf.__fault", entry!(fault::inject), READ),
-    ]
-}
-
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::install_panic_hook();
     let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
@@ -113,7 +52,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             "Found empty string. Assuming ramp-packer validation",
         );
     }
-    let parsed = config::LoadArguments::parse(
+    let parsed = settings::LoadArguments::parse(
         &bytes,
         |i| args.get(i).and_then(|a| a.parse_integer().ok()),
         |i| args.get(i).and_then(|a| a.parse_float().ok()),
@@ -129,9 +68,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ffi::log(c"warning", &reason);
         return Status::Err;
     }
-    ffi_io::register_info(ctx.ctx);
-    ffi_server::watch_memory(ctx.ctx);
-    if let Err(reason) = config_api::register(ctx.ctx) {
+    ffi::io::register_info(ctx.ctx);
+    ffi::server::watch_memory(ctx.ctx);
+    if let Err(reason) = ffi::config::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
         return Status::Err;
     }
@@ -142,35 +81,13 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int,
         )
     };
-    if let Err(reason) = acl::register_families(ctx.ctx) {
+    let families = table::FAMILIES.iter().map(|(_, category)| *category);
+    if let Err(reason) = registry::add_acl_categories(ctx.ctx, families) {
         ffi::log(c"warning", &reason);
         return Status::Err;
     }
-    for (name, handler, flags) in commands() {
-        // SAFETY: registers a static entry point under a NUL-terminated name; key at 1.
-        let status = unsafe {
-            api!(RedisModule_CreateCommand)(
-                ctx.ctx,
-                name.as_ptr(),
-                Some(handler),
-                flags.as_ptr(),
-                1,
-                1,
-                1,
-            )
-        };
-        if status != raw::REDISMODULE_OK as c_int {
-            ffi::log(c"warning", &format!("cannot register {name:?}"));
-            return Status::Err;
-        }
-        if let Err(reason) = acl::assign(ctx.ctx, name, flags) {
-            ffi::log(c"warning", &reason);
-            return Status::Err;
-        }
-        if cfg!(feature = "fault-injection") && name == c"bf.__fault" {
-            continue;
-        }
-        if let Err(reason) = docs::describe(ctx.ctx, name) {
+    for command in table::COMMANDS {
+        if let Err(reason) = register(ctx.ctx, command) {
             ffi::log(c"warning", &reason);
             return Status::Err;
         }
@@ -180,6 +97,17 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         &format!("bloomrs version {} loaded", env!("CARGO_PKG_VERSION")),
     );
     Status::Ok
+}
+
+/// Registers one command of the table, then its ACL categories and its documentation.
+fn register(ctx: RawCtx, command: &Command) -> Result<(), String> {
+    let name = command.name;
+    registry::create_command(ctx, name, command.handler, command.flags)?;
+    registry::set_acl_categories(ctx, name, || table::acl_categories(command))?;
+    match &command.doc {
+        Some(doc) => registry::set_command_info(ctx, name, doc),
+        None => Ok(()),
+    }
 }
 
 redis_module! {

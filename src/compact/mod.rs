@@ -1,0 +1,445 @@
+//! Compact filters: one quotient table that doubles as items arrive, in the line of
+//! InfiniFilter (Dayan et al., SIGMOD 2023) and Aleph Filter (PVLDB 2024), instead of a
+//! chain of Bloom links. Lookups read one run of one table however far it grew.
+//!
+//! An item's 128-bit hash (`ItemHash`, MurmurHash64A as the Bloom chains use) is read as a
+//! bit string: the first `log2_slots` bits choose its quotient (slot), the next bits are its
+//! fingerprint. Doubling the table moves one fingerprint bit into the quotient, so every
+//! entry keeps being a prefix of its item's hash; an entry whose fingerprint ran out (void)
+//! is copied into both halves (Aleph's rule), so no item is ever lost.
+//!
+//! The error bound. An entry whose quotient and fingerprint hold `b` bits of hash in all
+//! matches a random absent item with probability `2^-b`, and doubling moves bits without
+//! losing any, so each entry's share of the false-positive rate is fixed when it is added.
+//! The entries added while the table had `2^q` slots (a generation: at most `LOAD/2` of the
+//! table, `LOAD` for the first) so add at most `fill · 2^-r` where `r` is the fingerprint
+//! length new entries get. `fingerprint_bits` gives generation `g` the share `share(g)` of
+//! the requested rate, shares summing to 1 over all generations, so the expected rate stays
+//! below the requested one at every size, right after an expansion included (an expansion
+//! changes no entry's share). New entries get the longest fingerprint their slot holds, and
+//! the slot width grows only when a generation's share needs a longer one.
+//!
+//! Deleting: each add stores an entry (in the deletable form, even for an item that reads
+//! present), and a delete removes the longest fingerprint matching the item. That keeps every
+//! other added item present: if the removed entry was another item's, the deleted item's own
+//! entry is no longer and matches it too (both are prefixes of the same longer prefix).
+
+mod codec;
+mod runs;
+mod table;
+
+pub use codec::{ENCODING_VERSION, MAGIC};
+pub use table::table_bytes;
+
+use crate::bloom::{AddError, CreateError, ItemHash};
+use crate::budget::Budget;
+use table::{Append, Fingerprint, Table};
+
+/// The smallest and largest tables (log2 of the slot count).
+pub const MIN_LOG2_SLOTS: u32 = 6;
+pub const MAX_LOG2_SLOTS: u32 = 40;
+/// Field bits a slot may hold (a slot of `2 + width` bits is read in one 8-byte window).
+pub const MAX_WIDTH: u32 = 55;
+/// The table doubles before an add would take it past this load (tenths of its slots).
+pub const LOAD_TENTHS: u64 = 9;
+/// Generations sharing the first 90% of the error budget equally; later ones split the rest
+/// in blocks of eight, each block half the one before.
+const EVEN_GENERATIONS: u32 = 16;
+const TAIL_BLOCK: u32 = 8;
+/// Bytes of the value besides its table.
+pub const OVERHEAD: u64 = std::mem::size_of::<Compact>() as u64;
+
+/// A compact filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compact {
+    /// The false-positive rate the filter stays within at every size.
+    pub(crate) error: f64,
+    /// Expansions since creation.
+    pub(crate) generation: u32,
+    /// Whether every add stores an entry, so items can be deleted (a multiset).
+    pub(crate) deletable: bool,
+    /// Items held: adds that stored an entry, less deletes.
+    pub(crate) items: u64,
+    /// Entries in the table (void entries copied by expansions count twice).
+    pub(crate) entries: u64,
+    /// Table bytes received so far while loading chunks (the whole table otherwise).
+    pub(crate) received: u64,
+    /// Fingerprint bits new entries get (`fingerprint_bits(error, generation)`, kept).
+    pub(crate) fresh_bits: u32,
+    pub(crate) table: Table,
+}
+
+/// Why an item could not be deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteError {
+    /// The filter was created without deletes (adds of present items store nothing).
+    NotDeletable,
+    /// The filter is still being loaded chunk by chunk.
+    Loading,
+}
+
+/// The summary BF.INFO and BF.DEBUG show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Items the current table takes before it doubles.
+    pub capacity: u64,
+    /// Bytes of the value (BF.INFO Size).
+    pub bytes: u64,
+    /// Always one table.
+    pub filters: u64,
+    pub items: u64,
+    /// Each expansion doubles the table.
+    pub expansion: u64,
+    pub error: f64,
+    pub slots: u64,
+    pub entries: u64,
+    /// Fingerprint bits new entries get, and field bits per slot.
+    pub fingerprint_bits: u32,
+    pub width: u32,
+    pub generation: u32,
+}
+
+/// Bytes a filter with a table of these dimensions occupies (its reported size).
+pub fn value_bytes(log2_slots: u32, width: u32) -> Option<u64> {
+    table_bytes(log2_slots, width)?
+        .checked_add(table::offset_bytes(log2_slots))?
+        .checked_add(OVERHEAD)
+}
+
+/// Entries a table of `slots` slots takes before it doubles.
+pub fn max_entries(slots: u64) -> u64 {
+    slots / 10 * LOAD_TENTHS + slots % 10 * LOAD_TENTHS / 10
+}
+
+/// The share of the error budget generation `g` may use.
+fn share(g: u32) -> f64 {
+    if g < EVEN_GENERATIONS {
+        0.9 / f64::from(EVEN_GENERATIONS)
+    } else {
+        let block = (g - EVEN_GENERATIONS) / TAIL_BLOCK;
+        0.1 * 0.5f64.powi(block.min(1000) as i32 + 1) / f64::from(TAIL_BLOCK)
+    }
+}
+
+/// Fingerprint bits generation `g`'s entries get: the fewest with `fill · 2^-r <= share · ε`.
+pub fn fingerprint_bits(error: f64, g: u32) -> Option<u32> {
+    let load = LOAD_TENTHS as f64 / 10.0;
+    let fill = if g == 0 { load } else { load / 2.0 };
+    let allowed = error * share(g);
+    (1..MAX_WIDTH).find(|&r| (1u64 << r) as f64 * allowed >= fill)
+}
+
+/// Field bits the slots of generation `g`'s table have: room for the longest fingerprint
+/// held (new ones, or older ones a bit shorter per expansion since), plus the marker bit.
+pub fn width_for(error: f64, g: u32) -> Option<u32> {
+    let mut longest = 0u32;
+    for gen in 0..=g {
+        longest = fingerprint_bits(error, gen)?.max(longest.saturating_sub(1));
+    }
+    Some(longest + 1).filter(|w| *w <= MAX_WIDTH)
+}
+
+impl Compact {
+    /// A new empty filter whose first table takes `capacity` items (at least the smallest
+    /// table, at most the largest), refused if the error rate is not in (0, 1), needs
+    /// fingerprints longer than a slot holds, or the table would exceed the budget.
+    pub fn new(
+        capacity: u64,
+        error: f64,
+        deletable: bool,
+        budget: impl Budget,
+    ) -> Result<Compact, CreateError> {
+        if !(error > 0.0 && error < 1.0) {
+            return Err(CreateError::Invalid);
+        }
+        let width = width_for(error, 0).ok_or(CreateError::Invalid)?;
+        let log2_slots = (MIN_LOG2_SLOTS..=MAX_LOG2_SLOTS)
+            .find(|&q| max_entries(1 << q) >= capacity)
+            .ok_or(CreateError::TooLarge)?;
+        let bytes = value_bytes(log2_slots, width).ok_or(CreateError::TooLarge)?;
+        if bytes > budget.limit(0) {
+            return Err(CreateError::TooLarge);
+        }
+        let table = Table::new(log2_slots, width).ok_or(CreateError::TooLarge)?;
+        Ok(Compact {
+            fresh_bits: fingerprint_bits(error, 0).ok_or(CreateError::Invalid)?,
+            error,
+            generation: 0,
+            deletable,
+            items: 0,
+            entries: 0,
+            received: table.bytes.len() as u64,
+            table,
+        })
+    }
+
+    /// A filter holding the items of these hashes (a sparse filter's, say), in their order.
+    pub fn from_hashes(
+        hashes: impl ExactSizeIterator<Item = ItemHash>,
+        error: f64,
+        deletable: bool,
+        budget: impl Budget,
+    ) -> Result<Compact, CreateError> {
+        let mut filter = Compact::new(hashes.len() as u64, error, deletable, &budget)?;
+        for hash in hashes {
+            filter
+                .add_hash(hash, &budget)
+                .map_err(|_| CreateError::TooLarge)?;
+        }
+        Ok(filter)
+    }
+
+    /// An item's hashes (MurmurHash64A, as every chain created today).
+    #[inline]
+    pub fn hash(item: &[u8]) -> ItemHash {
+        ItemHash::of(item, true)
+    }
+
+    /// The quotient and the `width - 1` fingerprint bits that follow it in the hash.
+    #[inline]
+    fn locate(&self, hash: ItemHash) -> (u64, u64) {
+        let q = self.table.log2_slots;
+        let bits = (u128::from(hash.a) << 64) | u128::from(hash.b);
+        let quotient = (bits >> (128 - q)) as u64;
+        let query = ((bits << q) >> (128 - (self.table.width - 1))) as u64;
+        (quotient, query)
+    }
+
+    #[inline]
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hash(Self::hash(item))
+    }
+
+    #[inline]
+    pub fn contains_hash(&self, hash: ItemHash) -> bool {
+        let (quotient, query) = self.locate(hash);
+        self.table.contains(quotient, query)
+    }
+
+    /// Starts loading the slots a lookup of `hash` reads first (for batches).
+    #[inline]
+    pub fn prefetch(&self, hash: ItemHash) {
+        let (quotient, _) = self.locate(hash);
+        self.table.prefetch(quotient);
+    }
+
+    /// Answers `contains` for every item in order, hashing and prefetching a few items
+    /// ahead so the cache misses of a large table overlap (BF.MEXISTS).
+    pub fn contains_each<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        mut answer: impl FnMut(bool),
+    ) {
+        const AHEAD: usize = 8;
+        let mut ring = [ItemHash::default(); AHEAD];
+        let mut queued = 0usize;
+        for item in items {
+            let hash = Self::hash(item);
+            self.prefetch(hash);
+            let slot = queued % AHEAD;
+            if queued >= AHEAD {
+                answer(self.contains_hash(ring[slot]));
+            }
+            ring[slot] = hash;
+            queued += 1;
+        }
+        for k in queued.saturating_sub(AHEAD)..queued {
+            answer(self.contains_hash(ring[k % AHEAD]));
+        }
+    }
+
+    /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the
+    /// table had to double and the budget (or the largest table) refused; nothing changed.
+    pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
+        self.add_hash(Self::hash(item), budget)
+    }
+
+    pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
+        if !self.is_loaded() {
+            return Err(AddError::CannotGrow);
+        }
+        let present = self.contains_hash(hash);
+        if present && !self.deletable {
+            return Ok(false);
+        }
+        if self.entries >= max_entries(self.table.slots()) {
+            self.expand(&budget)?;
+        }
+        let (quotient, query) = self.locate(hash);
+        let r = self.fresh_bits;
+        let fingerprint = Fingerprint {
+            bits: query >> (self.table.width - 1 - r),
+            len: r,
+        };
+        if !self
+            .table
+            .insert(quotient, fingerprint.field(self.table.width))
+        {
+            return Err(AddError::CannotGrow);
+        }
+        self.entries += 1;
+        self.items += 1;
+        Ok(!present)
+    }
+
+    /// Deletes one add of an item: `Ok(false)` if nothing matches it. Deleting an item that
+    /// was added never makes another added item absent (see the module notes); deleting one
+    /// that was not may remove another item's entry, as `CF.DEL` may.
+    pub fn delete(&mut self, item: &[u8]) -> Result<bool, DeleteError> {
+        self.delete_hash(Self::hash(item))
+    }
+
+    pub fn delete_hash(&mut self, hash: ItemHash) -> Result<bool, DeleteError> {
+        if !self.deletable {
+            return Err(DeleteError::NotDeletable);
+        }
+        if !self.is_loaded() {
+            return Err(DeleteError::Loading);
+        }
+        let (quotient, query) = self.locate(hash);
+        let Some(run) = self.table.run(quotient) else {
+            return Ok(false);
+        };
+        let width = self.table.width;
+        let longest = self
+            .table
+            .run_slots(run)
+            .filter(|&i| Fingerprint::matches(self.table.field(i), query))
+            .map(|i| (Fingerprint::of_field(self.table.field(i), width).len, i))
+            .reduce(|best, this| if this.0 > best.0 { this } else { best });
+        let Some((_, slot)) = longest else {
+            return Ok(false);
+        };
+        self.table.remove(quotient, run, slot);
+        self.entries -= 1;
+        self.items = self.items.saturating_sub(1);
+        Ok(true)
+    }
+
+    /// Doubles the table if the budget allows its new size; on refusal nothing changes.
+    fn expand(&mut self, budget: &impl Budget) -> Result<(), AddError> {
+        let log2_slots = self.table.log2_slots + 1;
+        let generation = self.generation + 1;
+        if log2_slots > MAX_LOG2_SLOTS {
+            return Err(AddError::CannotGrow);
+        }
+        let width = width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let fresh_bits = fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let size = value_bytes(log2_slots, width);
+        if size.is_none_or(|size| size > budget.limit(self.bytes())) {
+            return Err(AddError::CannotGrow);
+        }
+        let mut bigger = Table::new(log2_slots, width).ok_or(AddError::CannotGrow)?;
+        let old_width = self.table.width;
+        let mut entries = 0u64;
+        let mut fits = true;
+        let mut append = Append::default();
+        let walked = self.table.for_each_run(|quotient, _, fields| {
+            for half in 0..2u64 {
+                for &field in fields {
+                    let fp = Fingerprint::of_field(field, old_width);
+                    let moved = match fp.len {
+                        0 => fp,
+                        len if fp.bits >> (len - 1) == half => Fingerprint {
+                            bits: fp.bits & ((1u64 << (len - 1)) - 1),
+                            len: len - 1,
+                        },
+                        _ => continue,
+                    };
+                    fits &= bigger.append(&mut append, 2 * quotient + half, moved.field(width));
+                    entries += 1;
+                }
+            }
+        });
+        if !fits || walked.is_none() {
+            return Err(AddError::CannotGrow);
+        }
+        // Appends leave the offsets to one pass over the runs at the end.
+        bigger.rebuild_offsets();
+        self.table = bigger;
+        self.received = self.table.bytes.len() as u64;
+        self.generation = generation;
+        self.fresh_bits = fresh_bits;
+        self.entries = entries;
+        Ok(())
+    }
+
+    /// Whether every chunk of a LOADCHUNK sequence has arrived (always, otherwise).
+    pub fn is_loaded(&self) -> bool {
+        self.received == self.table.bytes.len() as u64
+    }
+
+    /// Items held (BF.CARD).
+    pub fn len(&self) -> u64 {
+        self.items
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    pub fn is_deletable(&self) -> bool {
+        self.deletable
+    }
+
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+
+    /// Bytes the value occupies (BF.INFO Size, MEMORY USAGE).
+    pub fn bytes(&self) -> u64 {
+        OVERHEAD + self.table.bytes.len() as u64 + 2 * self.table.offsets.len() as u64
+    }
+
+    /// The table's bytes, for the digest and the allocator.
+    pub fn table_bytes(&self) -> &[u8] {
+        &self.table.bytes
+    }
+
+    /// The table's storage, for the allocator to move (active defragmentation) and nothing
+    /// else.
+    pub fn table_for_relocation(&mut self) -> &mut Vec<u8> {
+        &mut self.table.bytes
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary {
+            capacity: max_entries(self.table.slots()),
+            bytes: self.bytes(),
+            filters: 1,
+            items: self.items,
+            expansion: 2,
+            error: self.error,
+            slots: self.table.slots(),
+            entries: self.entries,
+            fingerprint_bits: self.fresh_bits,
+            width: self.table.width,
+            generation: self.generation,
+        }
+    }
+
+    /// BF.DEBUG lines: the table's shape and fill.
+    pub fn debug_lines(&self) -> Vec<String> {
+        let s = self.summary();
+        vec![
+            format!(
+                "compact items:{} entries:{} capacity:{} bytes:{}",
+                s.items, s.entries, s.capacity, s.bytes
+            ),
+            format!(
+                "table slots:{} slot bits:{} fingerprint bits:{} expansions:{} error:{} deletable:{}",
+                s.slots,
+                s.width + 2,
+                s.fingerprint_bits,
+                s.generation,
+                crate::bloom::format_g(s.error),
+                u8::from(self.deletable)
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod measure;
+#[cfg(test)]
+mod tests;

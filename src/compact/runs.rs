@@ -1,0 +1,213 @@
+//! Finding a quotient's run without walking its cluster: per block of 64 slots, the table
+//! keeps how many leading slots hold entries of earlier quotients (its offset, as in the
+//! rank-and-select quotient filter of Pandey et al., SIGMOD 2017). The runs that start after
+//! them belong to the block's own quotients in order, so quotient `x`'s run ends at the
+//! `rank`-th runend from there, `rank` counting the block's occupied quotients up to `x`:
+//! one popcount and a select in a word or two, however long the cluster. A block whose
+//! offset does not fit 16 bits is marked and found by walking back instead.
+
+use super::table::{Fingerprint, Table};
+
+/// An offset too large to keep: this block's runs are found by walking.
+const SATURATED: u16 = u16::MAX;
+
+impl Table {
+    #[inline]
+    fn distance(&self, from: u64, to: u64) -> u64 {
+        to.wrapping_sub(from) & (self.slots() - 1)
+    }
+
+    /// The `k`-th runend (k >= 1) at or after slot `from`.
+    #[inline]
+    fn select_runend(&self, from: u64, k: u64) -> Option<u64> {
+        let words = self.slots() >> 6;
+        let mut w = from >> 6;
+        let mut word = self.meta_word(1, w) & (u64::MAX << (from & 63));
+        let mut k = k;
+        for _ in 0..=words {
+            let count = u64::from(word.count_ones());
+            if count >= k {
+                for _ in 1..k {
+                    word &= word - 1;
+                }
+                return Some((w << 6) + u64::from(word.trailing_zeros()));
+            }
+            k -= count;
+            w = (w + 1) & (words - 1);
+            word = self.meta_word(1, w);
+        }
+        None
+    }
+
+    /// For quotient `x`: the last slot of the runs of quotients before `x` that reach `x`'s
+    /// block or later (if any), and the last slot of `x`'s run (if `x` is occupied).
+    #[inline]
+    pub(super) fn runs_at(&self, x: u64) -> Option<(Option<u64>, Option<u64>)> {
+        let block = x >> 6;
+        let offset = *self.offsets.get(block as usize)?;
+        if offset == SATURATED {
+            return self.runs_at_by_walk(x);
+        }
+        let from = ((block << 6) + u64::from(offset)) & (self.slots() - 1);
+        let upto = self.meta_word(0, block) & (u64::MAX >> (63 - (x & 63)));
+        let rank = u64::from(upto.count_ones());
+        let own = (upto >> (x & 63)) & 1;
+        let before = match rank - own {
+            0 if offset == 0 => None,
+            0 => Some(self.prev(from)),
+            k => Some(self.select_runend(from, k)?),
+        };
+        let end = match own {
+            0 => None,
+            _ => Some(self.select_runend(from, rank)?),
+        };
+        Some((before, end))
+    }
+
+    /// [`Self::runs_at`] by walking back to the cluster's start (slot `x` non-empty).
+    fn runs_at_by_walk(&self, x: u64) -> Option<(Option<u64>, Option<u64>)> {
+        let (s, k) = self.cluster_rank(x)?;
+        let own = u64::from(self.occupied(x));
+        let before = match k - own {
+            0 => None,
+            k => Some(self.nth_runend(s, k)?),
+        };
+        let end = match own {
+            0 => None,
+            _ => Some(self.nth_runend(s, k)?),
+        };
+        Some((before, end))
+    }
+
+    /// First and last slot of quotient `x`'s run, if it has one.
+    #[inline]
+    pub fn run(&self, x: u64) -> Option<(u64, u64)> {
+        if !self.occupied(x) {
+            return None;
+        }
+        let (before, end) = self.runs_at(x)?;
+        let end = end?;
+        // The run starts at x or right after the runs before it, whichever is later: the
+        // one nearer its end.
+        let start = match before {
+            Some(b) if self.distance(self.next(b), end) < self.distance(x, end) => self.next(b),
+            _ => x,
+        };
+        Some((start, end))
+    }
+
+    /// Whether quotient `x` holds a fingerprint that `query` (width - 1 bits) starts with.
+    #[inline]
+    pub fn contains(&self, x: u64, query: u64) -> bool {
+        let Some(run) = self.run(x) else {
+            return false;
+        };
+        self.run_slots(run)
+            .any(|i| Fingerprint::matches(self.field(i), query))
+    }
+
+    fn bump(&mut self, block: u64, change: impl Fn(u16) -> u16) {
+        if let Some(offset) = self.offsets.get_mut(block as usize) {
+            if *offset != SATURATED {
+                *offset = change(*offset);
+            }
+        }
+    }
+
+    /// Block starts from slot `first` to slot `last`, circularly: the first and how many.
+    fn block_starts(&self, first: u64, last: u64) -> (u64, u64) {
+        let start = (first.wrapping_add(63) & !63) & (self.slots() - 1);
+        let span = self.distance(first, last);
+        let skip = self.distance(first, start);
+        let count = if skip > span {
+            0
+        } else {
+            (span - skip) / 64 + 1
+        };
+        (start, count)
+    }
+
+    /// Offsets after an entry of quotient `x` went to slot `p` and the entries from `p` to
+    /// `last - 1` moved one slot on: every block start they passed gains one earlier entry
+    /// (at `p` itself, only if the new entry is not that block's own), and so does every
+    /// block whose leading earlier entries reach `p` when the new one is earlier too.
+    pub(super) fn shifted_right(&mut self, x: u64, p: u64, last: u64) {
+        let mask = self.slots() - 1;
+        let (first, count) = self.block_starts(p, last);
+        for k in 0..count {
+            let start = (first + 64 * k) & mask;
+            if start != p || x != start {
+                self.bump(start >> 6, |o| o.saturating_add(1));
+            }
+        }
+        let mut start = p & !63;
+        if start == p {
+            start = start.wrapping_sub(64) & mask;
+        }
+        for _ in 0..self.offsets.len() {
+            let offset = self
+                .offsets
+                .get((start >> 6) as usize)
+                .copied()
+                .unwrap_or(0);
+            let reaches = self.distance(start, p) <= u64::from(offset);
+            let earlier = self.distance(x, p) > self.distance(start, p);
+            let shifted = self.distance(p, start) <= self.distance(p, last);
+            if !reaches || !earlier || shifted || offset == SATURATED {
+                break;
+            }
+            self.bump(start >> 6, |o| o.saturating_add(1));
+            start = start.wrapping_sub(64) & mask;
+        }
+    }
+
+    /// Offsets after the entry at `d` went and the entries after it up to `hole` moved one
+    /// slot back: every block start among them, and every block whose leading earlier
+    /// entries covered `d`, loses one earlier entry.
+    pub(super) fn shifted_left(&mut self, d: u64, hole: u64) {
+        let mask = self.slots() - 1;
+        let (first, count) = self.block_starts(d, hole);
+        for k in 0..count {
+            let start = (first + 64 * k) & mask;
+            self.bump(start >> 6, |o| o.saturating_sub(1));
+        }
+        let mut start = d & !63;
+        if start == d {
+            start = start.wrapping_sub(64) & mask;
+        }
+        for _ in 0..self.offsets.len() {
+            let offset = self
+                .offsets
+                .get((start >> 6) as usize)
+                .copied()
+                .unwrap_or(0);
+            let shifted = self.distance(d, start) <= self.distance(d, hole);
+            if self.distance(start, d) >= u64::from(offset) || shifted || offset == SATURATED {
+                break;
+            }
+            self.bump(start >> 6, |o| o.saturating_sub(1));
+            start = start.wrapping_sub(64) & mask;
+        }
+    }
+
+    /// Every offset, from the runs (after a table was built or read).
+    pub fn rebuild_offsets(&mut self) {
+        let mut offsets = std::mem::take(&mut self.offsets);
+        offsets.fill(0);
+        self.for_each_run(|q, end, _| {
+            // Block starts after the quotient, up to the run's end (none if it ends there).
+            if end == q {
+                return;
+            }
+            let (first, count) = self.block_starts(self.next(q), end);
+            for k in 0..count {
+                let start = (first + 64 * k) & (self.slots() - 1);
+                let reach = self.distance(start, end) + 1;
+                if let Some(offset) = offsets.get_mut((start >> 6) as usize) {
+                    *offset = u16::try_from(reach).unwrap_or(SATURATED);
+                }
+            }
+        });
+        self.offsets = offsets;
+    }
+}

@@ -1,0 +1,476 @@
+use super::*;
+use crate::bloom::{ChunkError, HeaderError};
+use crate::rdb::{LoadError, MemoryRdb};
+use crate::test_rng::Rng;
+use std::collections::HashMap;
+
+const NO_LIMIT: u64 = u64::MAX;
+const SEEDS: [u64; 4] = [1, 2, 0x5eed, 0xdead_bee0];
+
+fn id(seed: u64, i: u64) -> Vec<u8> {
+    format!("{seed:x}-{i:012}").into_bytes()
+}
+
+/// Whether offsets kept up by inserts and deletes agree with the ones rebuilt from the runs
+/// (a block marked too large may stay marked after deletes).
+fn offsets_agree(table: &Table) -> bool {
+    let mut rebuilt = table.clone();
+    rebuilt.rebuild_offsets();
+    table.offsets.len() == rebuilt.offsets.len()
+        && (table.offsets.iter().zip(&rebuilt.offsets))
+            .all(|(kept, real)| kept == real || *kept == u16::MAX)
+}
+
+/// The table against a plain list of `(quotient, field)`: random inserts and removes keep
+/// exactly the entries the list holds, each run in insertion order.
+#[test]
+fn the_table_holds_what_was_inserted_and_not_what_was_removed() {
+    for seed in SEEDS {
+        let mut rng = Rng::new(seed);
+        let log2 = [6, 8][(seed % 2) as usize];
+        let slots = 1u64 << log2;
+        let mut table = Table::new(log2, 9).unwrap();
+        let mut model: Vec<(u64, u64)> = Vec::new();
+        for _ in 0..4000 {
+            let remove =
+                !model.is_empty() && (model.len() as u64 >= slots * 9 / 10 || rng.below(3) == 0);
+            if remove {
+                let (q, f) = model.remove(rng.below(model.len() as u64) as usize);
+                let run = table.run(q).unwrap();
+                let slot = table.run_slots(run).find(|&i| table.field(i) == f).unwrap();
+                table.remove(q, run, slot);
+            } else {
+                // Crowded quotients, wrapping past the last slot too.
+                let q = [0, 1, 62, 63, 64, slots - 1, slots - 2, rng.below(slots)]
+                    [rng.below(8) as usize]
+                    % slots;
+                let f = 1 + rng.below(511);
+                assert!(table.insert(q, f));
+                model.push((q, f));
+            }
+            assert!(offsets_agree(&table), "offsets kept up, seed {seed}");
+            let mut held = table.entries().expect("consistent runs");
+            let mut want = model.clone();
+            held.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(held, want, "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn fingerprints_match_their_extensions_only() {
+    let width = 9;
+    let fp = table::Fingerprint {
+        bits: 0b101,
+        len: 3,
+    };
+    let field = fp.field(width);
+    assert_eq!(table::Fingerprint::of_field(field, width), fp);
+    assert!(table::Fingerprint::matches(field, 0b1010_1111));
+    assert!(table::Fingerprint::matches(field, 0b1010_0000));
+    assert!(!table::Fingerprint::matches(field, 0b1000_0000));
+    let void = table::Fingerprint { bits: 0, len: 0 };
+    assert!(table::Fingerprint::matches(void.field(width), 0b0110_0110));
+    let full = table::Fingerprint {
+        bits: 0b1100_1100,
+        len: 8,
+    };
+    assert!(table::Fingerprint::matches(full.field(width), 0b1100_1100));
+    assert!(!table::Fingerprint::matches(full.field(width), 0b1100_1101));
+}
+
+#[test]
+fn no_added_item_is_ever_absent_through_expansions() {
+    for seed in SEEDS {
+        let mut filter = Compact::new(1, 0.01, false, NO_LIMIT).unwrap();
+        for i in 0..20_000 {
+            let generation = filter.generation;
+            assert!(filter.add(&id(seed, i), NO_LIMIT).is_ok());
+            if filter.generation != generation {
+                filter.validate(NO_LIMIT).unwrap();
+                assert!(
+                    (0..=i).all(|j| filter.contains(&id(seed, j))),
+                    "seed {seed}"
+                );
+            }
+        }
+        assert!((0..20_000).all(|j| filter.contains(&id(seed, j))));
+        assert!(filter.generation >= 9);
+    }
+}
+
+/// Random adds and deletes of a multiset: every item added more often than deleted reads
+/// present, whatever else was deleted, across expansions.
+#[test]
+fn deletes_never_cost_another_added_item_its_presence() {
+    for seed in SEEDS {
+        let mut rng = Rng::new(seed);
+        let mut filter = Compact::new(1, 0.1, true, NO_LIMIT).unwrap();
+        let mut held: HashMap<u64, u64> = HashMap::new();
+        for step in 0..30_000u64 {
+            let item = rng.below(3000 + step / 4);
+            let count = held.get(&item).copied().unwrap_or(0);
+            if count > 0 && rng.below(3) == 0 {
+                assert_eq!(filter.delete(&id(seed, item)), Ok(true));
+                held.insert(item, count - 1);
+            } else {
+                filter.add(&id(seed, item), NO_LIMIT).unwrap();
+                held.insert(item, count + 1);
+            }
+            if step % 1000 == 0 {
+                filter.validate(NO_LIMIT).unwrap();
+                assert!(offsets_agree(&filter.table), "offsets kept up, seed {seed}");
+                for (&item, &count) in &held {
+                    assert!(
+                        count == 0 || filter.contains(&id(seed, item)),
+                        "seed {seed}"
+                    );
+                }
+            }
+        }
+        assert_eq!(filter.len(), held.values().sum::<u64>());
+    }
+}
+
+#[test]
+fn deletes_are_refused_by_the_plain_form() {
+    let mut filter = Compact::new(10, 0.01, false, NO_LIMIT).unwrap();
+    filter.add(b"a", NO_LIMIT).unwrap();
+    assert_eq!(filter.delete(b"a"), Err(DeleteError::NotDeletable));
+    assert_eq!(filter.add(b"a", NO_LIMIT), Ok(false));
+    assert_eq!(filter.len(), 1);
+    let mut counted = Compact::new(10, 0.01, true, NO_LIMIT).unwrap();
+    assert_eq!(counted.add(b"a", NO_LIMIT), Ok(true));
+    assert_eq!(counted.add(b"a", NO_LIMIT), Ok(false));
+    assert_eq!(counted.delete(b"a"), Ok(true));
+    assert!(counted.contains(b"a"));
+    assert_eq!(counted.delete(b"a"), Ok(true));
+    assert!(!counted.contains(b"a"));
+    assert_eq!(counted.delete(b"a"), Ok(false));
+}
+
+#[test]
+fn the_same_items_in_the_same_order_give_the_same_bytes() {
+    let build = || {
+        let mut f = Compact::new(1, 0.001, true, NO_LIMIT).unwrap();
+        for i in 0..5000 {
+            f.add(&id(9, i), NO_LIMIT).unwrap();
+        }
+        f
+    };
+    assert_eq!(build(), build());
+    assert_eq!(build().table_bytes(), build().table_bytes());
+}
+
+#[test]
+fn a_sparse_filter_converts_with_every_item() {
+    let mut sparse = crate::sparse::Sparse::create(2000, 0.01, 2, true, NO_LIMIT, NO_LIMIT)
+        .unwrap()
+        .unwrap();
+    let most = sparse.max_items(NO_LIMIT).unwrap();
+    let held: Vec<u64> = (0..500)
+        .filter(|&i| sparse.add(&id(4, i), most) == crate::sparse::Added::New)
+        .collect();
+    assert!(held.len() > 100);
+    let compact =
+        Compact::from_hashes(sparse.hashes().iter().copied(), 0.01, false, NO_LIMIT).unwrap();
+    assert!(held.iter().all(|&i| compact.contains(&id(4, i))));
+    assert_eq!(compact.len(), sparse.len());
+    compact.validate(NO_LIMIT).unwrap();
+}
+
+#[test]
+fn creation_refuses_bad_parameters() {
+    for error in [0.0, 1.0, -0.1, f64::NAN, 1e-300] {
+        assert_eq!(
+            Compact::new(100, error, false, NO_LIMIT),
+            Err(CreateError::Invalid)
+        );
+    }
+    assert_eq!(
+        Compact::new(100, 0.01, false, 100),
+        Err(CreateError::TooLarge)
+    );
+    assert_eq!(
+        Compact::new(u64::MAX, 0.01, false, NO_LIMIT),
+        Err(CreateError::TooLarge)
+    );
+}
+
+#[test]
+fn a_refused_expansion_leaves_the_filter_as_it_was() {
+    let mut filter = Compact::new(1, 0.01, false, NO_LIMIT).unwrap();
+    let cap = filter.bytes();
+    let mut refused = None;
+    for i in 0..1000 {
+        let before = filter.clone();
+        if let Err(e) = filter.add(&id(3, i), cap) {
+            assert_eq!(filter, before);
+            refused = Some(e);
+            break;
+        }
+    }
+    assert_eq!(refused, Some(AddError::CannotGrow));
+}
+
+fn filled(error: f64, deletable: bool, n: u64) -> Compact {
+    let mut f = Compact::new(1, error, deletable, NO_LIMIT).unwrap();
+    for i in 0..n {
+        f.add(&id(5, i), NO_LIMIT).unwrap();
+    }
+    f
+}
+
+#[test]
+fn rdb_and_chunks_round_trip_byte_for_byte() {
+    for (error, deletable, n) in [
+        (0.01, false, 0),
+        (0.01, true, 3000),
+        (0.001, false, 70_000),
+        (0.3, true, 100),
+    ] {
+        let filter = filled(error, deletable, n);
+        let mut rdb = MemoryRdb::new();
+        filter.save(&mut rdb);
+        assert_eq!(
+            Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+            Ok(filter.clone())
+        );
+        let mut loaded = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+        assert!(!loaded.is_loaded() || n == 0 && filter.table_bytes().is_empty());
+        for (iter, bytes) in filter.chunks() {
+            loaded.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+        }
+        assert_eq!(loaded, filter);
+        assert_eq!(loaded.encode_header(), filter.encode_header());
+    }
+}
+
+/// A filter between LOADCHUNK calls is a value like any other: saved and loaded, dumped and
+/// loaded again, it is the same, and its last chunk completes it.
+#[test]
+fn a_filter_between_chunks_saves_and_loads() {
+    let filter = filled(0.01, false, 70_000);
+    let chunks: Vec<(i64, Vec<u8>)> = small_chunks(&filter);
+    assert!(chunks.len() > 2);
+    let mut loading = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+    let (last, first) = chunks.split_last().unwrap();
+    for (iter, bytes) in first {
+        loading.load_chunk(*iter, bytes, NO_LIMIT).unwrap();
+    }
+    assert!(!loading.is_loaded());
+    let mut rdb = MemoryRdb::new();
+    loading.save(&mut rdb);
+    let mut reloaded = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).unwrap();
+    assert_eq!(reloaded, loading);
+    // Its dump is the bytes it received, which rebuild the same state.
+    let mut again = Compact::from_header(&loading.encode_header(), NO_LIMIT).unwrap();
+    for (iter, bytes) in loading.chunks() {
+        again.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+    }
+    assert_eq!(again, loading);
+    reloaded.load_chunk(last.0, &last.1, NO_LIMIT).unwrap();
+    assert_eq!(reloaded, filter);
+    // Bytes past those received are refused.
+    let mut rdb = MemoryRdb::new();
+    let mut tampered = loading.clone();
+    if let Some(byte) = tampered.table.bytes.last_mut() {
+        *byte = 1;
+    }
+    tampered.save(&mut rdb);
+    assert!(Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).is_err());
+}
+
+/// The table in chunks of a few kilobytes, as LOADCHUNK could receive them.
+fn small_chunks(filter: &Compact) -> Vec<(i64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    for piece in filter.table_bytes().chunks(4096) {
+        at += piece.len();
+        out.push((at as i64 + 1, piece.to_vec()));
+    }
+    out
+}
+
+#[test]
+fn every_creatable_filter_passes_the_validator() {
+    let mut rng = Rng::new(77);
+    for _ in 0..300 {
+        let error = (rng.below(1_000_000) + 1) as f64 / 1_000_001.0;
+        let error = error.powi(1 + rng.below(8) as i32);
+        let capacity = rng.below(5000);
+        let deletable = rng.below(2) == 0;
+        let Ok(mut filter) = Compact::new(capacity, error, deletable, NO_LIMIT) else {
+            assert!(width_for(error, 0).is_none(), "{error}");
+            continue;
+        };
+        filter.validate(NO_LIMIT).unwrap();
+        for i in 0..rng.below(3000) {
+            filter.add(&id(6, i), NO_LIMIT).unwrap();
+        }
+        filter.validate(NO_LIMIT).unwrap();
+        assert!(filter.validate(filter.bytes() - 1).is_err());
+    }
+}
+
+#[test]
+fn bad_payloads_are_refused() {
+    let filter = filled(0.01, true, 400);
+    let good = filter.encode_header();
+    let mut wrong_magic = good.clone();
+    wrong_magic[7] = b'X';
+    assert_eq!(
+        Compact::from_header(&wrong_magic, NO_LIMIT),
+        Err(HeaderError::BadData)
+    );
+    assert_eq!(
+        Compact::from_header(&good[..51], NO_LIMIT),
+        Err(HeaderError::BadData)
+    );
+    assert_eq!(Compact::from_header(&good, 100), Err(HeaderError::TooLarge));
+    for at in 12..52 {
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        if let Ok(mut f) = Compact::from_header(&bad, NO_LIMIT) {
+            // A header that still reads as a filter: its table must then fit the header.
+            for (iter, bytes) in filter.chunks() {
+                if f.load_chunk(iter, bytes, NO_LIMIT).is_err() {
+                    break;
+                }
+            }
+            assert!(!f.is_loaded() || f.validate(NO_LIMIT).is_ok());
+        }
+    }
+    // Table bytes flipped one at a time: refused, or still a valid table.
+    let mut rng = Rng::new(8);
+    for _ in 0..300 {
+        let mut rdb = MemoryRdb::new();
+        filter.save(&mut rdb);
+        let mut fields: Vec<_> = rdb.fields.into_iter().collect();
+        if let Some(crate::rdb::Field::Buffer(table)) = fields.last_mut() {
+            let at = rng.below(table.len() as u64) as usize;
+            table[at] ^= 1 << rng.below(8);
+        }
+        let mut rdb = MemoryRdb {
+            fields: fields.into(),
+        };
+        if let Ok(f) = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT) {
+            f.validate(NO_LIMIT).unwrap();
+        }
+    }
+    let mut short = MemoryRdb::new();
+    filter.save(&mut short);
+    short.fields.pop_back();
+    assert_eq!(
+        Compact::load(&mut short, ENCODING_VERSION, NO_LIMIT),
+        Err(LoadError::Io)
+    );
+    assert_eq!(
+        Compact::load(&mut MemoryRdb::new(), 2, NO_LIMIT),
+        Err(LoadError::UnknownVersion(2))
+    );
+    // Chunks out of place.
+    let mut loading = Compact::from_header(&good, NO_LIMIT).unwrap();
+    let (iter, bytes) = filter.chunks().next().unwrap();
+    assert_eq!(
+        loading.load_chunk(iter + 1, bytes, NO_LIMIT),
+        Err(ChunkError::NoLink)
+    );
+    assert_eq!(
+        loading.load_chunk(0, bytes, NO_LIMIT),
+        Err(ChunkError::BadData)
+    );
+    let mut long = bytes.to_vec();
+    long.push(0);
+    assert_eq!(
+        loading.load_chunk(iter + 1, &long, NO_LIMIT),
+        Err(ChunkError::TooBig)
+    );
+    // Every slot occupied and ending a run: no empty slot, no cluster start.
+    let corrupt = vec![0xff; bytes.len()];
+    assert_eq!(
+        loading.load_chunk(iter, &corrupt, NO_LIMIT),
+        Err(ChunkError::BadData)
+    );
+    assert!(!loading.is_loaded());
+    assert_eq!(loading.add(b"x", NO_LIMIT), Err(AddError::CannotGrow));
+    loading.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+    assert_eq!(loading, filter);
+}
+
+/// Absent items that read present, out of `queries`.
+fn false_positives(filter: &Compact, seed: u64, queries: u64) -> u64 {
+    (0..queries)
+        .filter(|i| filter.contains(format!("absent-{seed}-{i}").as_bytes()))
+        .count() as u64
+}
+
+/// Fails if more false positives than `ε·queries` plus four standard deviations.
+fn within_bound(count: u64, error: f64, queries: u64) -> bool {
+    let mean = error * queries as f64;
+    (count as f64) <= mean + 4.0 * (mean * (1.0 - error)).sqrt()
+}
+
+/// The measured rate stays within the bound at every size up to 2^20 items, checked right
+/// after each expansion (the highest point: no entry's share changes when the table doubles,
+/// and the ones added since the last doubling add theirs).
+#[test]
+fn the_false_positive_rate_stays_within_the_bound_at_every_size() {
+    for (error, seed) in [(0.01, 1), (0.001, 2), (0.01, 3)] {
+        let queries = (40.0 / error) as u64;
+        let mut filter = Compact::new(1, error, false, NO_LIMIT).unwrap();
+        let mut generation = 0;
+        let mut checked = 0;
+        for i in 0..(1u64 << 20) {
+            filter.add(&id(seed, i), NO_LIMIT).unwrap();
+            if filter.generation != generation || i + 1 == 1 << 20 {
+                generation = filter.generation;
+                let count = false_positives(&filter, seed + i, queries);
+                assert!(
+                    within_bound(count, error, queries),
+                    "{error} at {i}: {count}/{queries}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 14);
+    }
+}
+
+/// One item added 70,000 times to the deletable form: a run longer than a block offset
+/// holds, whose blocks are then found by walking; everything else stays findable, and the
+/// offsets kept up match the ones rebuilt.
+#[test]
+fn a_run_longer_than_an_offset_holds_is_found_by_walking() {
+    let mut filter = Compact::new(1, 0.01, true, NO_LIMIT).unwrap();
+    for i in 0..2000 {
+        filter.add(&id(11, i), NO_LIMIT).unwrap();
+    }
+    for k in 0..70_000 {
+        let generation = filter.generation;
+        filter.add(b"again", NO_LIMIT).unwrap();
+        if k % 5000 == 0 || generation != filter.generation {
+            assert!(
+                offsets_agree(&filter.table),
+                "offsets kept up after {k} adds"
+            );
+        }
+    }
+    assert!(filter.table.offsets.contains(&u16::MAX));
+    filter.validate(NO_LIMIT).unwrap();
+    assert!(filter.contains(b"again"));
+    assert!((0..2000).all(|i| filter.contains(&id(11, i))));
+    for k in 0..69_999 {
+        assert_eq!(filter.delete(b"again"), Ok(true));
+        if k % 5000 == 0 {
+            assert!(
+                offsets_agree(&filter.table),
+                "offsets kept up after {k} deletes"
+            );
+        }
+    }
+    assert!(filter.contains(b"again"));
+    assert!((0..2000).all(|i| filter.contains(&id(11, i))));
+    filter.validate(NO_LIMIT).unwrap();
+}

@@ -1,0 +1,26 @@
+//! Fault injection for the tests (built only with the `fault-injection` feature):
+//! `BF.__FAULT` panics inside a command handler, and `BF.__FAULT MEMORY` makes the next
+//! memory-usage callback panic, so the tests can see both guards of deviation D11 at work;
+//! `BF.__FAULT CLOCK <ms>` moves this server's clock by an offset, so the tests of windowed
+//! filters move time without sleeping.
+
+use crate::module::ffi::{Args, Ctx};
+use crate::module::state::errors::CommandResult;
+use crate::module::state::fault;
+use crate::syntax::Argv;
+
+/// BF.__FAULT [MEMORY | CLOCK offset-ms]
+pub fn inject(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() == 3 && args.bytes(1).eq_ignore_ascii_case(b"CLOCK") {
+        let offset = args.int(2).ok_or(c"ERR bad clock offset")?;
+        fault::set_clock_offset_ms(offset);
+        ctx.reply_ok();
+        return Ok(());
+    }
+    if args.len() > 1 {
+        fault::arm_panic_in_callback();
+        ctx.reply_ok();
+        return Ok(());
+    }
+    panic!("fault injected by BF.__FAULT");
+}

@@ -1,0 +1,21 @@
+//! The FFI room: the only files that call the raw module API. `raw` at the bottom (the `api!`
+//! macro, handle types, the log, the panic guards) imports nothing of the module; above it the
+//! clock, the server's memory state and admission, keys, the calling context of a command,
+//! RDB/AOF/digest/defrag/INFO I/O for the type callbacks, the registration of the settings
+//! and of the commands. May import `state` and the pure core; never `types`, `kinds` or
+//! `commands`.
+
+pub mod clock;
+pub mod command;
+pub mod config;
+pub mod io;
+pub mod key;
+pub mod raw;
+pub mod registry;
+pub mod server;
+
+pub use command::{run_command, Args, Ctx};
+pub use key::{Key, Member, Slot};
+pub(crate) use raw::api;
+pub use raw::{guard, install_panic_hook, log, RawCtx, RawString};
+pub use server::{callback_admission, Admission};

@@ -1,0 +1,152 @@
+//! The module API about the server as a whole, for memory admission: who is calling (a
+//! client, the primary, a load), how full memory is, and `maxmemory` as configured; and the
+//! [`Admission`] that `state::admission` decides with, reading them from the live server.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+use redis_module::raw;
+
+use super::raw::{api, guard, log, RawCtx};
+use crate::module::state::admission::{self, Caller, Server};
+
+/// What the context flags say about a caller, as far as memory admission cares.
+pub fn caller_from_flags(flags: c_int) -> Caller {
+    let has = |flag: u32| flags & flag as c_int != 0;
+    Caller {
+        maxmemory: has(raw::REDISMODULE_CTX_FLAGS_MAXMEMORY),
+        loading: has(raw::REDISMODULE_CTX_FLAGS_LOADING),
+        replicated: has(raw::REDISMODULE_CTX_FLAGS_REPLICATED),
+        replica: has(raw::REDISMODULE_CTX_FLAGS_SLAVE),
+    }
+}
+
+/// A context without a client, made at load, for the type callbacks (RESTORE, COPY) that get
+/// none: its flags are the server's.
+static SERVER_CTX: AtomicPtr<raw::RedisModuleCtx> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The server's flags, for a type callback (no client: never `replicated`).
+pub fn server_caller() -> Caller {
+    let ctx = SERVER_CTX.load(Ordering::Relaxed);
+    if ctx.is_null() {
+        return Caller::default();
+    }
+    // SAFETY: `ctx` is the detached context made in `init`, never freed while loaded.
+    caller_from_flags(unsafe { api!(RedisModule_GetContextFlags)(ctx) })
+}
+
+/// Used memory as a fraction of `maxmemory`, counted as Redis counts it for eviction (without
+/// replication and AOF buffers); 0 when `maxmemory` is not set.
+pub fn used_memory_ratio() -> f64 {
+    // SAFETY: takes no arguments; callable from the main thread at any time.
+    f64::from(unsafe { api!(RedisModule_GetUsedMemoryRatio)() })
+}
+
+/// `maxmemory` from the server's INFO, or None if it cannot be read.
+pub fn read_maxmemory(ctx: RawCtx) -> Option<u64> {
+    // SAFETY: `ctx` is a live context; the info data is freed before returning, and the
+    // field name is NUL-terminated.
+    unsafe {
+        let info = api!(RedisModule_GetServerInfo)(ctx, c"memory".as_ptr());
+        if info.is_null() {
+            return None;
+        }
+        let mut error: c_int = 0;
+        let value =
+            api!(RedisModule_ServerInfoGetFieldUnsigned)(info, c"maxmemory".as_ptr(), &mut error);
+        api!(RedisModule_FreeServerInfo)(ctx, info);
+        (error == 0).then_some(value)
+    }
+}
+
+/// `maxmemory` as last read (0: not set).
+static MAXMEMORY: AtomicU64 = AtomicU64::new(0);
+
+/// `maxmemory` in bytes, 0 when not set. Read at load and after every configuration change,
+/// so a command pays one atomic load.
+pub fn maxmemory() -> u64 {
+    MAXMEMORY.load(Ordering::Relaxed)
+}
+
+fn refresh_maxmemory(ctx: RawCtx) {
+    if let Some(value) = read_maxmemory(ctx) {
+        MAXMEMORY.store(value, Ordering::Relaxed);
+    }
+}
+
+/// Makes the client-less context, reads `maxmemory`, and reads it again after every
+/// configuration change (Redis 7.0's config event).
+pub fn watch_memory(ctx: RawCtx) {
+    // SAFETY: called once during module load with the load context.
+    let detached = unsafe { api!(RedisModule_GetDetachedThreadSafeContext)(ctx) };
+    SERVER_CTX.store(detached, Ordering::Relaxed);
+    refresh_maxmemory(ctx);
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_CONFIG,
+        dataver: 1,
+    };
+    // SAFETY: a static callback for an event every supported server (Redis 7.0+, Valkey)
+    // knows.
+    let status =
+        unsafe { api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(config_event)) };
+    if status != raw::REDISMODULE_OK as c_int {
+        log(
+            c"warning",
+            "bloomrs: cannot follow configuration changes; maxmemory is read at load only",
+        );
+    }
+}
+
+/// # Safety
+/// Called by Redis with a live context after CONFIG SET changed settings.
+unsafe extern "C" fn config_event(
+    ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut c_void,
+) {
+    guard((), || refresh_maxmemory(ctx))
+}
+
+/// The server as a command or a type callback sees it, read only when an admission is asked
+/// (an add that finds room never asks).
+#[derive(Clone, Copy)]
+pub struct Live {
+    /// The command's context; null for a type callback (RESTORE's load, COPY), which has no
+    /// client and reads the server's flags.
+    ctx: RawCtx,
+}
+
+impl Live {
+    pub(super) fn command(ctx: RawCtx) -> Live {
+        Live { ctx }
+    }
+}
+
+impl Server for Live {
+    fn caller(&self) -> Caller {
+        if self.ctx.is_null() {
+            return server_caller();
+        }
+        // SAFETY: `ctx` is the live context of the command this admission belongs to.
+        caller_from_flags(unsafe { api!(RedisModule_GetContextFlags)(self.ctx) })
+    }
+
+    fn maxmemory(&self) -> u64 {
+        maxmemory()
+    }
+
+    fn used_memory_ratio(&self) -> f64 {
+        used_memory_ratio()
+    }
+}
+
+/// The memory budget of one command or callback, on the live server.
+pub type Admission = admission::Admission<Live>;
+
+/// For a type callback (RESTORE's load, COPY), which has no client.
+pub fn callback_admission() -> Admission {
+    Admission::new(Live {
+        ctx: std::ptr::null_mut(),
+    })
+}

@@ -1,0 +1,240 @@
+//! Every error reply, worded exactly as RedisBloom words it (some lack the `ERR ` prefix, one
+//! ends in a space), the type a handler returns to send one, and the one place that turns the
+//! core's errors and the syntax's refusals into those replies, keyed by the error.
+
+use std::ffi::CStr;
+
+use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::cuckoo::{CuckooError, InsertError};
+use crate::syntax::{bf, cf};
+
+/// Why a command failed: what the client is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandError {
+    /// Redis's standard `ERR wrong number of arguments for '<cmd>' command`.
+    Arity,
+    /// A reply text from the table below.
+    Reply(&'static CStr),
+}
+
+pub type CommandResult = Result<(), CommandError>;
+
+impl From<&'static CStr> for CommandError {
+    fn from(text: &'static CStr) -> Self {
+        CommandError::Reply(text)
+    }
+}
+
+/// A core error as the client reads it.
+pub trait Refusal {
+    fn text(self) -> &'static CStr;
+}
+
+impl<E: Refusal> From<E> for CommandError {
+    fn from(e: E) -> Self {
+        CommandError::Reply(e.text())
+    }
+}
+
+impl Refusal for CreateError {
+    fn text(self) -> &'static CStr {
+        match self {
+            CreateError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            CreateError::Invalid => BF_COULD_NOT_CREATE,
+        }
+    }
+}
+
+/// The reply to one item of an add (the batch goes on unless the filter is full).
+impl Refusal for AddError {
+    fn text(self) -> &'static CStr {
+        match self {
+            AddError::Full => BF_FULL,
+            AddError::CannotGrow => BF_PROBLEM_INSERTING,
+        }
+    }
+}
+
+/// A BF.LOADCHUNK header that no filter was made of.
+impl Refusal for HeaderError {
+    fn text(self) -> &'static CStr {
+        match self {
+            HeaderError::BadData => BAD_DATA,
+            HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+        }
+    }
+}
+
+/// A BF.LOADCHUNK chunk the filter refused.
+impl Refusal for ChunkError {
+    fn text(self) -> &'static CStr {
+        match self {
+            ChunkError::BadData => BAD_DATA,
+            ChunkError::NoLink => NO_LINK,
+            ChunkError::TooBig => CHUNK_TOO_BIG,
+        }
+    }
+}
+
+/// A cuckoo filter that CF.RESERVE or an implicit creation could not make.
+impl Refusal for CuckooError {
+    fn text(self) -> &'static CStr {
+        match self {
+            CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            CuckooError::Invalid(_) => CF_COULD_NOT_CREATE,
+        }
+    }
+}
+
+/// A CF.LOADCHUNK header that no cuckoo filter was made of (RedisBloom words it unlike a
+/// refused creation).
+pub struct CuckooHeaderRefused(pub CuckooError);
+
+impl Refusal for CuckooHeaderRefused {
+    fn text(self) -> &'static CStr {
+        match self.0 {
+            CuckooError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            CuckooError::Invalid(_) => CF_HEADER_REFUSED,
+        }
+    }
+}
+
+/// A CF.LOADCHUNK chunk the filter refused, whatever the reason.
+pub struct CuckooChunkRefused(pub CuckooError);
+
+impl Refusal for CuckooChunkRefused {
+    fn text(self) -> &'static CStr {
+        match self.0 {
+            CuckooError::TooLarge | CuckooError::Invalid(_) => CF_CHUNK_REFUSED,
+        }
+    }
+}
+
+impl Refusal for InsertError {
+    fn text(self) -> &'static CStr {
+        match self {
+            InsertError::Full => CF_FULL,
+            InsertError::OutOfMemory => CF_INSUFFICIENT_MEMORY,
+        }
+    }
+}
+
+/// The reply to each BF.* argument error.
+impl From<bf::ArgError> for CommandError {
+    fn from(e: bf::ArgError) -> Self {
+        let text = match e {
+            bf::ArgError::Arity => return CommandError::Arity,
+            bf::ArgError::BadErrorRate => BAD_ERROR_RATE,
+            bf::ArgError::ErrorRateRange => ERROR_RATE_RANGE,
+            bf::ArgError::BadCapacity => BAD_CAPACITY,
+            bf::ArgError::CapacityRange => CAPACITY_RANGE,
+            bf::ArgError::NoExpansion => NO_EXPANSION,
+            bf::ArgError::NonScalingExpansion => NONSCALING_EXPAND,
+            bf::ArgError::BadExpansion => BAD_EXPANSION,
+            bf::ArgError::ExpansionRange => EXPANSION_RANGE,
+            bf::ArgError::ExpansionTooLarge => EXPANSION_TOO_LARGE,
+            bf::ArgError::InsertUnknownOption => INSERT_UNKNOWN_ARGUMENT,
+            bf::ArgError::InsertBadErrorRate => INSERT_BAD_ERROR_RATE,
+            bf::ArgError::InsertBadExpansion => INSERT_BAD_EXPANSION,
+            bf::ArgError::InsertBadCapacity => INSERT_BAD_CAPACITY,
+            bf::ArgError::InsertOutOfRange => INSERT_BAD_ARGUMENT,
+            bf::ArgError::UnknownInfoField => INVALID_INFO_FIELD,
+            bf::ArgError::ScanIteratorNotNumeric => SCANDUMP_NOT_NUMERIC,
+            bf::ArgError::LoadIteratorNotNumeric => LOADCHUNK_NOT_NUMERIC,
+            bf::ArgError::WindowRange => WINDOW_RANGE,
+            bf::ArgError::GenerationsRange => GENERATIONS_RANGE,
+            bf::ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
+            bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
+            bf::ArgError::CompactNonScaling => COMPACT_NONSCALING,
+            bf::ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
+        };
+        CommandError::Reply(text)
+    }
+}
+
+/// The reply to each CF.* argument error.
+impl From<cf::ArgError> for CommandError {
+    fn from(e: cf::ArgError) -> Self {
+        let text = match e {
+            cf::ArgError::Arity => return CommandError::Arity,
+            cf::ArgError::BadCapacity => INSERT_BAD_CAPACITY,
+            cf::ArgError::Unparsable(cf::CfOption::MaxIterations) => CF_PARSE_MAX_ITERATIONS,
+            cf::ArgError::OutOfRange(cf::CfOption::MaxIterations) => CF_MAX_ITERATIONS_RANGE,
+            cf::ArgError::Unparsable(cf::CfOption::BucketSize) => CF_PARSE_BUCKET_SIZE,
+            cf::ArgError::OutOfRange(cf::CfOption::BucketSize) => CF_BUCKET_SIZE_RANGE,
+            cf::ArgError::Unparsable(cf::CfOption::Expansion) => CF_PARSE_EXPANSION,
+            cf::ArgError::OutOfRange(cf::CfOption::Expansion) => CF_EXPANSION_RANGE,
+            cf::ArgError::CapacityTooSmall => CF_CAPACITY_TOO_SMALL,
+            cf::ArgError::UnknownOption => INSERT_UNKNOWN_ARGUMENT,
+            cf::ArgError::InvalidPosition => CF_INVALID_POSITION,
+        };
+        CommandError::Reply(text)
+    }
+}
+
+pub const WRONG_TYPE: &CStr = c"WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const NOT_FOUND: &CStr = c"ERR not found";
+pub const ITEM_EXISTS: &CStr = c"ERR item exists";
+pub const INSUFFICIENT_MEMORY_CREATE: &CStr = c"ERR Insufficient memory to create filter";
+
+// Bloom
+pub const BAD_ERROR_RATE: &CStr = c"ERR bad error rate";
+pub const ERROR_RATE_RANGE: &CStr = c"ERR (0 < error rate range < 1) ";
+pub const BAD_CAPACITY: &CStr = c"ERR bad capacity";
+pub const CAPACITY_RANGE: &CStr = c"ERR (capacity should be larger than 0)";
+pub const NO_EXPANSION: &CStr = c"ERR no expansion";
+pub const NONSCALING_EXPAND: &CStr = c"Nonscaling filters cannot expand";
+pub const BAD_EXPANSION: &CStr = c"ERR bad expansion";
+pub const EXPANSION_RANGE: &CStr = c"ERR expansion should be greater or equal to 1";
+/// Deviation D15: RedisBloom truncates an expansion past 32 bits.
+pub const EXPANSION_TOO_LARGE: &CStr = c"ERR expansion should be at most 4294967295";
+pub const BF_COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
+pub const BF_FULL: &CStr = c"ERR non scaling filter is full";
+pub const BF_PROBLEM_INSERTING: &CStr = c"ERR problem inserting into filter";
+pub const INSERT_UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
+// Windowed Bloom filters (bloomrs's own; RedisBloom has no such options).
+pub const WINDOW_RANGE: &CStr = c"ERR WINDOW must be a whole number of seconds from 1 to 315360000";
+pub const GENERATIONS_RANGE: &CStr = c"ERR GENERATIONS must be an integer from 2 to 32";
+pub const GENERATIONS_WITHOUT_WINDOW: &CStr = c"ERR GENERATIONS needs WINDOW";
+pub const RETIRE_BAD_TIME: &CStr =
+    c"ERR the time must be a non-negative integer (Unix milliseconds)";
+pub const NOT_WINDOWED: &CStr = c"ERR not a windowed Bloom filter";
+pub const INSERT_BAD_ERROR_RATE: &CStr = c"Bad error rate";
+pub const INSERT_BAD_EXPANSION: &CStr = c"Bad expansion";
+pub const INSERT_BAD_CAPACITY: &CStr = c"Bad capacity";
+pub const INSERT_BAD_ARGUMENT: &CStr = c"Bad argument received";
+pub const INVALID_INFO_FIELD: &CStr = c"Invalid information value";
+pub const SCANDUMP_NOT_NUMERIC: &CStr = c"Second argument must be numeric";
+pub const LOADCHUNK_NOT_NUMERIC: &CStr = c"ERR Second argument must be numeric";
+pub const BAD_DATA: &CStr = c"ERR received bad data";
+pub const NO_LINK: &CStr = c"ERR invalid offset - no link found";
+pub const CHUNK_TOO_BIG: &CStr = c"ERR invalid chunk - Too big for current filter";
+
+// Counting Bloom filters (deviation D12): our own wording.
+pub const NOT_COUNTING: &CStr =
+    c"ERR not a counting filter: only filters created with COUNTING can delete items";
+pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
+pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
+pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
+
+// Cuckoo
+pub const CF_PARSE_MAX_ITERATIONS: &CStr = c"Couldn't parse MAXITERATIONS";
+pub const CF_MAX_ITERATIONS_RANGE: &CStr =
+    c"MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.";
+pub const CF_PARSE_BUCKET_SIZE: &CStr = c"Couldn't parse BUCKETSIZE";
+pub const CF_BUCKET_SIZE_RANGE: &CStr =
+    c"BUCKETSIZE: value must be an integer between 1 and 255, inclusive.";
+pub const CF_PARSE_EXPANSION: &CStr = c"Couldn't parse EXPANSION";
+pub const CF_EXPANSION_RANGE: &CStr =
+    c"EXPANSION: value must be an integer between 0 and 32768, inclusive.";
+pub const CF_CAPACITY_TOO_SMALL: &CStr = c"Capacity must be at least (BucketSize * 2)";
+pub const CF_COULD_NOT_CREATE: &CStr = c"ERR Could not create filter";
+pub const CF_MAX_EXPANSIONS_REACHED: &CStr = c"Maximum expansions reached";
+pub const CF_FULL: &CStr = c"Filter is full";
+pub const CF_INSUFFICIENT_MEMORY: &CStr = c"ERR Insufficient memory";
+pub const CF_DEL_NOT_FOUND: &CStr = c"Not found";
+pub const CF_COMPACT_NOT_FOUND: &CStr = c"Cuckoo filter was not found";
+pub const CF_INVALID_POSITION: &CStr = c"Invalid position";
+pub const CF_INVALID_HEADER: &CStr = c"Invalid header";
+pub const CF_HEADER_REFUSED: &CStr = c"Couldn't create filter!";
+pub const CF_CHUNK_REFUSED: &CStr = c"Couldn't load chunk!";

@@ -1,0 +1,79 @@
+//! The data type `MBbloomCF`: RDB load/save, AOF rewrite as CF.LOADCHUNK commands, memory
+//! usage, free, copy (deviation D7) and digest (deviation D8).
+
+use std::ffi::c_void;
+
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use super::{callbacks, FilterValue};
+use crate::cuckoo::CuckooFilter;
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::{guard, RawString};
+use crate::rdb::LoadError;
+
+impl FilterValue for CuckooFilter {
+    const NAME: &'static str = "a cuckoo filter";
+    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
+        CuckooFilter::load(io, encver, max_bytes)
+    }
+    fn save(&self, io: &mut IoWriter) {
+        CuckooFilter::save(self, io);
+    }
+    fn relocate(&mut self, defrag: &Defrag) {
+        let sub_filters = self.sub_filters_for_relocation();
+        defrag.vec(sub_filters);
+        for sub_filter in sub_filters.iter_mut() {
+            defrag.vec(sub_filter.slots_for_relocation());
+        }
+    }
+}
+
+pub static CUCKOO_TYPE: RedisType = RedisType::new(
+    "MBbloomCF",
+    crate::cuckoo::ENCODING_VERSION,
+    callbacks::<CuckooFilter>(Some(cf_aof_rewrite), Some(cf_digest)),
+);
+
+/// # Safety
+/// Called by Redis with a live AOF handle, the key name and a value of this type.
+unsafe extern "C" fn cf_aof_rewrite(
+    io: *mut raw::RedisModuleIO,
+    key: RawString,
+    value: *mut c_void,
+) {
+    guard((), || {
+        if let Some(filter) = value_ref::<CuckooFilter>(value) {
+            // Unlike CF.SCANDUMP, the rewrite does not skip an empty filter.
+            for (iterator, bytes) in filter.rewrite_chunks() {
+                emit_loadchunk(io, c"CF.LOADCHUNK", key, iterator, &bytes);
+            }
+        }
+    })
+}
+
+/// # Safety
+/// Called by Redis with a live digest handle and a value of this type.
+unsafe extern "C" fn cf_digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guard((), || {
+        if let Some(filter) = value_ref::<CuckooFilter>(value) {
+            let mut digest = Digest { md };
+            for number in [
+                filter.num_items(),
+                filter.num_buckets(),
+                filter.num_deletes(),
+                u64::from(filter.num_filters()),
+                u64::from(filter.bucket_size()),
+                u64::from(filter.max_iterations()),
+                u64::from(filter.expansion()),
+            ] {
+                digest.add_int(number);
+            }
+            for sub in filter.sub_filters() {
+                digest.add_int(sub.num_buckets());
+                digest.add_bytes(sub.slots());
+            }
+            digest.end_sequence();
+        }
+    })
+}
