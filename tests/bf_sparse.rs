@@ -245,15 +245,10 @@ fn sparse_filters_stay_sparse_across_reload_restore_and_copy() {
 fn aof_rewrite_keeps_them_sparse() {
     for preamble in ["no", "yes"] {
         let config = [
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--aof-use-rdb-preamble",
-            preamble,
-            "--bf.bf-sparse-max-bytes",
-            "4096",
-        ];
+            &aof_always(preamble)[..],
+            &["--bf.bf-sparse-max-bytes", "4096"],
+        ]
+        .concat();
         let mut s = Server::build(&[], &config);
         let mut c = s.client();
         assert_eq!(madd(&mut c, "k", &ids(0..10)), flags(&[true; 10]));
@@ -425,13 +420,7 @@ fn promotions_leave_no_memory_behind() {
     // arguments must be freed (they once leaked about 1 KB per promotion here).
     let s = sparse_server("4096");
     let mut c = s.client();
-    let used = |c: &mut Client| -> i64 {
-        let info = call!(c, "INFO", "memory").text();
-        info.lines()
-            .find_map(|l| l.strip_prefix("used_memory:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap()
-    };
+    let used = |c: &mut Client| info_int(c, "memory", "used_memory");
     let before = used(&mut c);
     for user in 0..2000 {
         let items: Vec<String> = ids(0..30).iter().map(|i| format!("{user}:{i}")).collect();

@@ -104,15 +104,7 @@ fn acknowledged_items_survive_sigkill() {
 
 #[test]
 fn acknowledged_items_survive_sigkill_after_a_plain_aof_rewrite() {
-    let config = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        "no",
-    ];
-    let mut server = Server::build(&[], &config);
+    let mut server = Server::build(&[], &aof_always("no"));
     let mut c = server.client();
     for i in 0..2000 {
         call!(c, "BF.ADD", "bf:seen", format!("before:{i}"));

@@ -81,13 +81,8 @@ impl Pair {
 
 /// Every key with its digest, sorted.
 fn digests(c: &mut Client) -> Vec<(String, Reply)> {
-    let mut keys: Vec<String> = call!(c, "KEYS", "*")
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.sort();
-    keys.into_iter()
+    sorted_keys(c)
+        .into_iter()
         .map(|key| {
             let digest = call!(c, "DEBUG", "DIGEST-VALUE", key.as_str());
             (key, digest)

@@ -498,14 +498,7 @@ fn info_section_totals() {
 }
 
 fn lazyfreed(c: &mut Client) -> i64 {
-    let stats = call!(c, "INFO", "memory").text();
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix("lazyfreed_objects:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    info_int(c, "memory", "lazyfreed_objects")
 }
 
 #[test]

@@ -202,13 +202,8 @@ type KeyState = (String, Reply, Vec<(i64, Vec<u8>)>);
 
 /// DEBUG DIGEST-VALUE and SCANDUMP bytes of every key.
 fn state(c: &mut Client) -> Vec<KeyState> {
-    let mut keys: Vec<String> = call!(c, "KEYS", "*")
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.sort();
-    keys.into_iter()
+    sorted_keys(c)
+        .into_iter()
         .map(|key| {
             let digest = call!(c, "DEBUG", "DIGEST-VALUE", key.as_str());
             let family = if call!(c, "TYPE", key.as_str()).text() == "MBbloomCF" {

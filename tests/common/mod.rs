@@ -9,6 +9,8 @@
 //! - `compat`: what differs by server and version (`rdb_version`, `key_overhead`,
 //!   `sync_finished_line`, `strip_display_text`, ...), asked of the running server.
 //! - `fixtures`: the RedisBloom fixtures and the memory usage recorded with them.
+//! - `state`: what a server holds, read back to compare (keys, INFO numbers, a Bloom key's
+//!   chunks and replies, membership), and adding items in batches.
 //! - `pair`: a primary and its replica under a long randomized run.
 //!
 //! Each test binary declares this module `pub mod common;`: its items are then the binary's
@@ -20,6 +22,7 @@ mod fixtures;
 mod pair;
 mod rdb;
 mod server;
+mod state;
 
 pub use client::*;
 pub use compat::*;
@@ -27,3 +30,4 @@ pub use fixtures::*;
 pub use pair::*;
 pub use rdb::*;
 pub use server::*;
+pub use state::*;

@@ -8,6 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::client::{Client, Reply};
 use super::server::Server;
+use super::state::sorted_keys;
 
 /// What one key holds, as two servers holding the same value agree on it.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,13 +23,8 @@ pub struct KeyState {
 
 /// Every key of the server and what it holds, by name.
 pub fn keyspace(c: &mut Client) -> BTreeMap<String, KeyState> {
-    let keys: Vec<String> = c
-        .call(&["KEYS", "*"])
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.into_iter()
+    sorted_keys(c)
+        .into_iter()
         .map(|key| {
             let kind = c.call(&["TYPE", key.as_str()]).text();
             let digest = c.call(&["DEBUG", "DIGEST-VALUE", key.as_str()]);

@@ -313,6 +313,19 @@ impl Server {
     }
 }
 
+/// Settings of a server that appends every write to its AOF and syncs it at once, with
+/// (`preamble` "yes") or without ("no") an RDB preamble in rewrites.
+pub fn aof_always(preamble: &str) -> [&str; 6] {
+    [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--aof-use-rdb-preamble",
+        preamble,
+    ]
+}
+
 /// Every command in the AOF files of a server directory (base file if it is an AOF, then the
 /// incremental files), in order.
 pub fn aof_commands(dir: &Path) -> Vec<Vec<Vec<u8>>> {
@@ -326,40 +339,63 @@ pub fn aof_commands(dir: &Path) -> Vec<Vec<Vec<u8>>> {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
         (!name.contains(".base."), name)
     });
+    files
+        .iter()
+        .flat_map(|file| parse_aof(&std::fs::read(file).unwrap()))
+        .collect()
+}
+
+/// The commands of one AOF file (a sequence of RESP arrays of bulk strings).
+pub fn parse_aof(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
     let mut commands = Vec::new();
-    for file in files {
-        let bytes = std::fs::read(&file).unwrap();
-        let mut at = 0;
-        while at < bytes.len() {
-            assert_eq!(
-                bytes[at],
-                b'*',
-                "unexpected AOF content in {}",
-                file.display()
-            );
-            let line_end =
-                |from: usize| from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap();
+    let mut at = 0;
+    while at < bytes.len() {
+        assert_eq!(bytes[at], b'*', "unexpected AOF content at byte {at}");
+        let line_end =
+            |from: usize| from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap();
+        let end = line_end(at);
+        let count: usize = std::str::from_utf8(&bytes[at + 1..end])
+            .unwrap()
+            .parse()
+            .unwrap();
+        at = end + 2;
+        let mut command = Vec::new();
+        for _ in 0..count {
             let end = line_end(at);
-            let count: usize = std::str::from_utf8(&bytes[at + 1..end])
+            let len: usize = std::str::from_utf8(&bytes[at + 1..end])
                 .unwrap()
                 .parse()
                 .unwrap();
             at = end + 2;
-            let mut command = Vec::new();
-            for _ in 0..count {
-                let end = line_end(at);
-                let len: usize = std::str::from_utf8(&bytes[at + 1..end])
-                    .unwrap()
-                    .parse()
-                    .unwrap();
-                at = end + 2;
-                command.push(bytes[at..at + len].to_vec());
-                at += len + 2;
-            }
-            commands.push(command);
+            command.push(bytes[at..at + len].to_vec());
+            at += len + 2;
         }
+        commands.push(command);
     }
     commands
+}
+
+/// A command's arguments as text (bytes that are not UTF-8 replaced).
+pub fn command_words(command: &[Vec<u8>]) -> Vec<String> {
+    command
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+/// The commands of a server directory's AOF as text, without the `SELECT`, `MULTI` and `EXEC`
+/// the server adds around them.
+pub fn aof_written(dir: &Path) -> Vec<Vec<String>> {
+    aof_commands(dir)
+        .iter()
+        .map(|command| command_words(command))
+        .filter(|words| {
+            !matches!(
+                words[0].to_uppercase().as_str(),
+                "SELECT" | "MULTI" | "EXEC"
+            )
+        })
+        .collect()
 }
 
 /// Waits until no AOF rewrite or RDB save runs and the AOF buffer is in the file.
