@@ -2,7 +2,7 @@
 //! 7.4 and later) every command is in `@bloom` or `@cuckoo` plus the read/write/fast
 //! categories RedisBloom 8 gives it, and a user's `+@bloom` grants Bloom commands only. On Redis
 //! 7.0 the module loads without them and the categories stay unknown.
-mod common;
+pub mod common;
 
 use common::*;
 

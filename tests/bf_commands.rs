@@ -1,5 +1,5 @@
 //! BF.* commands against a real redis-server: replies, errors and RESP3 shapes.
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -152,26 +152,22 @@ fn info_single_fields() {
     assert_eq!(call!(c, "BF.INFO", "k", "items"), ints(&[0]));
     assert_eq!(call!(c, "BF.INFO", "k", "expansion"), ints(&[2]));
     assert_eq!(call!(c, "BF.INFO", "ns", "expansion"), Array(vec![Nil]));
-    assert_eq!(
-        call!(c, "BF.INFO", "k", "bogus"),
-        err("Invalid information value")
-    );
-    assert_eq!(
-        call!(c, "BF.INFO", "k", ""),
-        err("Invalid information value")
-    );
-    assert_eq!(call!(c, "BF.INFO", "missing"), err("ERR not found"));
-    assert_eq!(
-        call!(c, "BF.INFO", "missing", "bogus"),
-        err("ERR not found")
-    );
-    assert_eq!(
-        call!(c, "BF.INFO"),
-        err("ERR wrong number of arguments for 'bf.info' command")
-    );
-    assert_eq!(
-        call!(c, "BF.INFO", "k", "size", "x"),
-        err("ERR wrong number of arguments for 'bf.info' command")
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.INFO", "k", "bogus"], err("Invalid information value")),
+            (&["BF.INFO", "k", ""], err("Invalid information value")),
+            (&["BF.INFO", "missing"], err("ERR not found")),
+            (&["BF.INFO", "missing", "bogus"], err("ERR not found")),
+            (
+                &["BF.INFO"],
+                err("ERR wrong number of arguments for 'bf.info' command"),
+            ),
+            (
+                &["BF.INFO", "k", "size", "x"],
+                err("ERR wrong number of arguments for 'bf.info' command"),
+            ),
+        ],
     );
 }
 
@@ -331,32 +327,36 @@ fn debug_ratios_use_percent_g() {
 fn reserve_errors_in_order() {
     let (_s, mut c) = server();
     let arity = err("ERR wrong number of arguments for 'bf.reserve' command");
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01"), arity);
-    assert_eq!(
-        call!(
-            c,
-            "BF.RESERVE",
-            "k",
-            "0.01",
-            "100",
-            "EXPANSION",
-            "3",
-            "EXPANSION",
-            "4"
-        ),
-        arity
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "abc", "100"),
-        err("ERR bad error rate")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "nan", "100"),
-        err("ERR bad error rate")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "abc", "xyz"),
-        err("ERR bad error rate")
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.RESERVE", "k", "0.01"], arity.clone()),
+            (
+                &[
+                    "BF.RESERVE",
+                    "k",
+                    "0.01",
+                    "100",
+                    "EXPANSION",
+                    "3",
+                    "EXPANSION",
+                    "4",
+                ],
+                arity.clone(),
+            ),
+            (
+                &["BF.RESERVE", "k", "abc", "100"],
+                err("ERR bad error rate"),
+            ),
+            (
+                &["BF.RESERVE", "k", "nan", "100"],
+                err("ERR bad error rate"),
+            ),
+            (
+                &["BF.RESERVE", "k", "abc", "xyz"],
+                err("ERR bad error rate"),
+            ),
+        ],
     );
     for rate in ["0", "1", "-0.5", "1.5", "inf"] {
         assert_eq!(
@@ -372,67 +372,62 @@ fn reserve_errors_in_order() {
             "{capacity}"
         );
     }
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "0"),
-        err("ERR (capacity should be larger than 0)")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "-5"),
-        err("ERR (capacity should be larger than 0)")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION"),
-        err("ERR no expansion")
-    );
-    assert_eq!(
-        call!(
-            c,
-            "BF.RESERVE",
-            "k",
-            "0.01",
-            "100",
-            "NONSCALING",
-            "EXPANSION"
-        ),
-        err("ERR no expansion")
-    );
-    assert_eq!(
-        call!(
-            c,
-            "BF.RESERVE",
-            "k",
-            "0.01",
-            "100",
-            "NONSCALING",
-            "EXPANSION",
-            "2"
-        ),
-        err("Nonscaling filters cannot expand")
-    );
-    assert_eq!(
-        call!(
-            c,
-            "BF.RESERVE",
-            "k",
-            "0.01",
-            "100",
-            "EXPANSION",
-            "2",
-            "NONSCALING"
-        ),
-        err("Nonscaling filters cannot expand")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "two"),
-        err("ERR bad expansion")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "100", "expansion", "0"),
-        err("ERR expansion should be greater or equal to 1")
-    );
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "100", "EXPANSION", "-1"),
-        err("ERR expansion should be greater or equal to 1")
+    assert_replies(
+        &mut c,
+        &[
+            (
+                &["BF.RESERVE", "k", "0.01", "0"],
+                err("ERR (capacity should be larger than 0)"),
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "-5"],
+                err("ERR (capacity should be larger than 0)"),
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "EXPANSION"],
+                err("ERR no expansion"),
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION"],
+                err("ERR no expansion"),
+            ),
+            (
+                &[
+                    "BF.RESERVE",
+                    "k",
+                    "0.01",
+                    "100",
+                    "NONSCALING",
+                    "EXPANSION",
+                    "2",
+                ],
+                err("Nonscaling filters cannot expand"),
+            ),
+            (
+                &[
+                    "BF.RESERVE",
+                    "k",
+                    "0.01",
+                    "100",
+                    "EXPANSION",
+                    "2",
+                    "NONSCALING",
+                ],
+                err("Nonscaling filters cannot expand"),
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "two"],
+                err("ERR bad expansion"),
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "expansion", "0"],
+                err("ERR expansion should be greater or equal to 1"),
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "-1"],
+                err("ERR expansion should be greater or equal to 1"),
+            ),
+        ],
     );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     // Unknown extra words are ignored; repeated NONSCALING is fine.
@@ -483,22 +478,26 @@ fn memory_limits() {
     // Deviations D1 and D2: refused with an error instead of aborting or building 8 bytes.
     let (mut s, mut c) = server();
     let oom = err("ERR Insufficient memory to create filter");
-    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100000000000000"), oom);
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "9223372036854775807"),
-        oom
-    );
-    assert_eq!(
-        call!(
-            c,
-            "BF.INSERT",
-            "k",
-            "CAPACITY",
-            "100000000000000",
-            "ITEMS",
-            "a"
-        ),
-        oom
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.RESERVE", "k", "0.01", "100000000000000"], oom.clone()),
+            (
+                &["BF.RESERVE", "k", "0.01", "9223372036854775807"],
+                oom.clone(),
+            ),
+            (
+                &[
+                    "BF.INSERT",
+                    "k",
+                    "CAPACITY",
+                    "100000000000000",
+                    "ITEMS",
+                    "a",
+                ],
+                oom.clone(),
+            ),
+        ],
     );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     assert!(s.alive());
@@ -527,46 +526,56 @@ fn scale_out_beyond_the_limit_is_refused() {
 #[test]
 fn add_errors() {
     let (_s, mut c) = server();
-    assert_eq!(
-        call!(c, "BF.ADD", "k"),
-        err("ERR wrong number of arguments for 'bf.add' command")
-    );
-    assert_eq!(
-        call!(c, "BF.ADD", "k", "a", "b"),
-        err("ERR wrong number of arguments for 'bf.add' command")
-    );
-    assert_eq!(
-        call!(c, "BF.MADD", "k"),
-        err("ERR wrong number of arguments for 'bf.madd' command")
-    );
-    assert_eq!(
-        call!(c, "BF.EXISTS", "k"),
-        err("ERR wrong number of arguments for 'bf.exists' command")
-    );
-    assert_eq!(
-        call!(c, "BF.EXISTS", "k", "a", "b"),
-        err("ERR wrong number of arguments for 'bf.exists' command")
-    );
-    assert_eq!(
-        call!(c, "BF.MEXISTS", "k"),
-        err("ERR wrong number of arguments for 'bf.mexists' command")
-    );
-    assert_eq!(
-        call!(c, "BF.CARD"),
-        err("ERR wrong number of arguments for 'bf.card' command")
-    );
-    assert_eq!(
-        call!(c, "BF.DEBUG"),
-        err("ERR wrong number of arguments for 'bf.debug' command")
+    assert_replies(
+        &mut c,
+        &[
+            (
+                &["BF.ADD", "k"],
+                err("ERR wrong number of arguments for 'bf.add' command"),
+            ),
+            (
+                &["BF.ADD", "k", "a", "b"],
+                err("ERR wrong number of arguments for 'bf.add' command"),
+            ),
+            (
+                &["BF.MADD", "k"],
+                err("ERR wrong number of arguments for 'bf.madd' command"),
+            ),
+            (
+                &["BF.EXISTS", "k"],
+                err("ERR wrong number of arguments for 'bf.exists' command"),
+            ),
+            (
+                &["BF.EXISTS", "k", "a", "b"],
+                err("ERR wrong number of arguments for 'bf.exists' command"),
+            ),
+            (
+                &["BF.MEXISTS", "k"],
+                err("ERR wrong number of arguments for 'bf.mexists' command"),
+            ),
+            (
+                &["BF.CARD"],
+                err("ERR wrong number of arguments for 'bf.card' command"),
+            ),
+            (
+                &["BF.DEBUG"],
+                err("ERR wrong number of arguments for 'bf.debug' command"),
+            ),
+        ],
     );
     assert_eq!(call!(c, "SET", "s", "v"), ok());
     let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
-    assert_eq!(call!(c, "BF.ADD", "s", "a"), wrongtype);
-    assert_eq!(call!(c, "BF.MADD", "s", "a"), wrongtype);
-    assert_eq!(call!(c, "BF.CARD", "s"), wrongtype);
-    assert_eq!(call!(c, "BF.DEBUG", "s"), wrongtype);
-    assert_eq!(call!(c, "BF.INFO", "s"), wrongtype);
-    assert_eq!(call!(c, "BF.INFO", "s", "bogus"), wrongtype);
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.ADD", "s", "a"], wrongtype.clone()),
+            (&["BF.MADD", "s", "a"], wrongtype.clone()),
+            (&["BF.CARD", "s"], wrongtype.clone()),
+            (&["BF.DEBUG", "s"], wrongtype.clone()),
+            (&["BF.INFO", "s"], wrongtype.clone()),
+            (&["BF.INFO", "s", "bogus"], wrongtype.clone()),
+        ],
+    );
     // EXISTS answers "not present" on missing keys and on other types.
     assert_eq!(call!(c, "BF.EXISTS", "s", "a"), Int(0));
     assert_eq!(call!(c, "BF.MEXISTS", "s", "a", "b"), ints(&[0, 0]));
@@ -672,49 +681,57 @@ fn insert_options() {
 fn insert_errors() {
     let (_s, mut c) = server();
     let arity = err("ERR wrong number of arguments for 'bf.insert' command");
-    assert_eq!(call!(c, "BF.INSERT", "k", "ITEMS"), arity);
-    assert_eq!(call!(c, "BF.INSERT", "k", "CAPACITY", "10", "ITEMS"), arity);
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "CAPACITY", "10", "NOCREATE"),
-        arity
-    );
-    assert_eq!(call!(c, "BF.INSERT", "k", "NOCREATE", "CAPACITY"), arity);
-    assert_eq!(call!(c, "BF.INSERT", "k", "NOCREATE", "ERROR"), arity);
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "bogus", "ITEMS", "a"),
-        err("Unknown argument received")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "", "ITEMS", "a"),
-        err("Unknown argument received")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"),
-        err("Bad error rate")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "e", "0.5", "ITEMS", "a"),
-        err("Bad expansion")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "CAPACITY", "1.5", "ITEMS", "a"),
-        err("Bad capacity")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "ERROR", "1", "ITEMS", "a"),
-        err("Bad argument received")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "ERROR", "0", "ITEMS", "a"),
-        err("Bad argument received")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"),
-        err("Bad argument received")
-    );
-    assert_eq!(
-        call!(c, "BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"),
-        err("Bad argument received")
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.INSERT", "k", "ITEMS"], arity.clone()),
+            (
+                &["BF.INSERT", "k", "CAPACITY", "10", "ITEMS"],
+                arity.clone(),
+            ),
+            (
+                &["BF.INSERT", "k", "CAPACITY", "10", "NOCREATE"],
+                arity.clone(),
+            ),
+            (&["BF.INSERT", "k", "NOCREATE", "CAPACITY"], arity.clone()),
+            (&["BF.INSERT", "k", "NOCREATE", "ERROR"], arity.clone()),
+            (
+                &["BF.INSERT", "k", "bogus", "ITEMS", "a"],
+                err("Unknown argument received"),
+            ),
+            (
+                &["BF.INSERT", "k", "", "ITEMS", "a"],
+                err("Unknown argument received"),
+            ),
+            (
+                &["BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"],
+                err("Bad error rate"),
+            ),
+            (
+                &["BF.INSERT", "k", "e", "0.5", "ITEMS", "a"],
+                err("Bad expansion"),
+            ),
+            (
+                &["BF.INSERT", "k", "CAPACITY", "1.5", "ITEMS", "a"],
+                err("Bad capacity"),
+            ),
+            (
+                &["BF.INSERT", "k", "ERROR", "1", "ITEMS", "a"],
+                err("Bad argument received"),
+            ),
+            (
+                &["BF.INSERT", "k", "ERROR", "0", "ITEMS", "a"],
+                err("Bad argument received"),
+            ),
+            (
+                &["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"],
+                err("Bad argument received"),
+            ),
+            (
+                &["BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"],
+                err("Bad argument received"),
+            ),
+        ],
     );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     assert_eq!(call!(c, "SET", "s", "v"), ok());
@@ -781,53 +798,60 @@ fn scandump_and_loadchunk_errors() {
     let (_s, mut c) = server();
     assert_eq!(call!(c, "BF.RESERVE", "bf", "0.01", "10"), ok());
     let header = call!(c, "BF.SCANDUMP", "bf", "0").array()[1].bytes();
-    assert_eq!(
-        call!(c, "BF.SCANDUMP", "bf"),
-        err("ERR wrong number of arguments for 'bf.scandump' command")
-    );
-    assert_eq!(
-        call!(c, "BF.SCANDUMP", "missing", "x"),
-        err("ERR not found")
-    );
-    assert_eq!(
-        call!(c, "BF.SCANDUMP", "bf", "x"),
-        err("Second argument must be numeric")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "bf", "1"),
-        err("ERR wrong number of arguments for 'bf.loadchunk' command")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "missing", "x", "data"),
-        err("ERR Second argument must be numeric")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "missing", "17", "data"),
-        err("ERR not found")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "missing", "1", "garbage"),
-        err("ERR received bad data")
+    assert_replies(
+        &mut c,
+        &[
+            (
+                &["BF.SCANDUMP", "bf"],
+                err("ERR wrong number of arguments for 'bf.scandump' command"),
+            ),
+            (&["BF.SCANDUMP", "missing", "x"], err("ERR not found")),
+            (
+                &["BF.SCANDUMP", "bf", "x"],
+                err("Second argument must be numeric"),
+            ),
+            (
+                &["BF.LOADCHUNK", "bf", "1"],
+                err("ERR wrong number of arguments for 'bf.loadchunk' command"),
+            ),
+            (
+                &["BF.LOADCHUNK", "missing", "x", "data"],
+                err("ERR Second argument must be numeric"),
+            ),
+            (
+                &["BF.LOADCHUNK", "missing", "17", "data"],
+                err("ERR not found"),
+            ),
+            (
+                &["BF.LOADCHUNK", "missing", "1", "garbage"],
+                err("ERR received bad data"),
+            ),
+        ],
     );
     assert_eq!(
         call!(c, "BF.LOADCHUNK", "bf", "1", header.clone()),
         err("ERR received bad data")
     );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "bf", "0", "x"),
-        err("ERR received bad data")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "bf", "-4", "x"),
-        err("ERR received bad data")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "bf", "3", "xyz"),
-        err("ERR invalid offset - no link found")
-    );
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "bf", "500", "xyz"),
-        err("ERR invalid offset - no link found")
+    assert_replies(
+        &mut c,
+        &[
+            (
+                &["BF.LOADCHUNK", "bf", "0", "x"],
+                err("ERR received bad data"),
+            ),
+            (
+                &["BF.LOADCHUNK", "bf", "-4", "x"],
+                err("ERR received bad data"),
+            ),
+            (
+                &["BF.LOADCHUNK", "bf", "3", "xyz"],
+                err("ERR invalid offset - no link found"),
+            ),
+            (
+                &["BF.LOADCHUNK", "bf", "500", "xyz"],
+                err("ERR invalid offset - no link found"),
+            ),
+        ],
     );
     assert_eq!(
         call!(c, "BF.LOADCHUNK", "bf", "18", vec![0xffu8; 17]),

@@ -2,7 +2,7 @@
 //! the `bf-compact` setting make one fingerprint table that doubles instead of a chain of
 //! links. The same BF.* replies, no false negatives, the error rate held while it grows, and
 //! every way a value is saved, copied, dumped or replicated keeps it byte for byte.
-mod common;
+pub mod common;
 
 use common::*;
 

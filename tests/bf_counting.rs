@@ -1,7 +1,7 @@
 //! Counting Bloom filters (deviation D12): `COUNTING` on BF.RESERVE / BF.INSERT, BF.DEL and
 //! BF.MDEL, the BF.* commands on them, and every persistence and propagation path of their
 //! own module type (`bloomrsCT`).
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -9,12 +9,6 @@ use common::*;
 fn counting_type_id(c: &mut Client) -> u64 {
     let payload = Payload::parse(&call!(c, "DUMP", "id-probe").bytes());
     payload.module_id & !1023
-}
-
-fn mexists(c: &mut Client, key: &str, items: &[String]) -> Vec<Reply> {
-    let mut args = vec!["BF.MEXISTS".to_string(), key.to_string()];
-    args.extend(items.iter().cloned());
-    c.call(&args).array()
 }
 
 #[test]
@@ -142,15 +136,10 @@ fn errors_of_the_delete_commands() {
 
 #[test]
 fn insert_counting_and_creation_replicated_as_a_reservation() {
-    let config = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        "yes",
-    ];
-    let s = Server::build(&["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"], &config);
+    let s = Server::build(
+        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
+        &aof_always("yes"),
+    );
     let mut c = s.client();
     assert_eq!(
         call!(c, "BF.INSERT", "ins", "COUNTING", "ITEMS", "a", "b"),
@@ -177,17 +166,7 @@ fn insert_counting_and_creation_replicated_as_a_reservation() {
     assert_eq!(call!(c, "BF.ADD", "auto", "x"), Int(1));
     assert_eq!(call!(c, "TYPE", "auto"), Simple("MBbloom--".into()));
     wait_for_persistence(&mut c);
-    let written: Vec<Vec<String>> = aof_commands(&s.dir)
-        .iter()
-        .map(|cmd| {
-            cmd.iter()
-                .map(|a| String::from_utf8_lossy(a).into())
-                .collect()
-        })
-        .filter(|cmd: &Vec<String>| {
-            !matches!(cmd[0].to_uppercase().as_str(), "SELECT" | "MULTI" | "EXEC")
-        })
-        .collect();
+    let written = aof_written(&s.dir);
     assert_eq!(
         written,
         [
@@ -267,11 +246,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
     let mut keys = Vec::new();
     for (key, count) in [("tiers", 3000), ("ns", 300)] {
         let items: Vec<String> = (0..count).map(|i| format!("{key}/{i}")).collect();
-        for batch in items.chunks(200) {
-            let mut args = vec!["BF.MADD".to_string(), key.to_string()];
-            args.extend(batch.iter().cloned());
-            c.call(&args);
-        }
+        madd_in_batches(c, key, &items);
         let mut args = vec!["BF.MDEL".to_string(), key.to_string()];
         args.extend(items.iter().step_by(3).cloned());
         c.call(&args);
@@ -290,12 +265,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
 fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
-        for (iter, bytes) in scandump(c, "BF.SCANDUMP", key) {
-            out.push(Int(iter));
-            out.push(Bulk(bytes));
-        }
-        out.push(call!(c, "BF.INFO", key.as_str()));
-        out.push(call!(c, "BF.DEBUG", key.as_str()));
+        out.extend(bloom_state(c, key));
         out.push(call!(c, "DEBUG", "DIGEST-VALUE", key.as_str()));
         let answers = mexists(c, key, items);
         assert!(

@@ -1,6 +1,6 @@
 //! Compatibility with values RedisBloom itself wrote: its DUMP payloads RESTORE, its SCANDUMP
 //! chunks LOADCHUNK, and replaying its builds reproduces its replies and chunks byte for byte.
-mod common;
+pub mod common;
 
 use common::*;
 use serde_json::Value;

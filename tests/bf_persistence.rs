@@ -1,7 +1,7 @@
 //! Bloom filters survive every persistence path bit for bit: DEBUG RELOAD, SAVE + restart,
 //! AOF rewrite with and without an RDB preamble, DUMP/RESTORE, COPY; and they propagate as
 //! RedisBloom does (plus deviation D10).
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -34,11 +34,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
     let mut keys = Vec::new();
     for (key, count) in [("tiers", 2500), ("ns", 250), ("ins", 400), ("auto", 777)] {
         let items: Vec<String> = (0..count).map(|i| format!("{key}/{i}")).collect();
-        for batch in items.chunks(200) {
-            let mut args = vec!["BF.MADD".to_string(), key.to_string()];
-            args.extend(batch.iter().cloned());
-            c.call(&args);
-        }
+        madd_in_batches(c, key, &items);
         keys.push((key.to_string(), items));
     }
     // A header-only restore and a binary key name.
@@ -52,23 +48,16 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
 fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
-        for (iter, bytes) in scandump(c, "BF.SCANDUMP", key) {
-            out.push(Int(iter));
-            out.push(Bulk(bytes));
-        }
-        out.push(call!(c, "BF.INFO", key.as_str()));
-        out.push(call!(c, "BF.DEBUG", key.as_str()));
-        let mut args = vec!["BF.MEXISTS".to_string(), key.clone()];
-        args.extend(items.iter().cloned());
-        args.push("never-added".to_string());
-        let answers = c.call(&args);
+        out.extend(bloom_state(c, key));
+        let asked = [&items[..], &["never-added".to_string()]].concat();
+        let answers = mexists(c, key, &asked);
         if !items.is_empty() {
             assert!(
-                answers.array()[..items.len()].iter().all(|a| *a == Int(1)),
+                answers[..items.len()].iter().all(|a| *a == Int(1)),
                 "{key}: false negative"
             );
         }
-        out.push(answers);
+        out.push(Array(answers));
     }
     out
 }
@@ -97,15 +86,7 @@ fn save_and_restart() {
 }
 
 fn aof_round_trip(preamble: &str) {
-    let config = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        preamble,
-    ];
-    let mut s = Server::build(&[], &config);
+    let mut s = Server::build(&[], &aof_always(preamble));
     let mut c = s.client();
     let keys = populate(&mut c);
     let before = snapshot(&mut c, &keys);
@@ -208,24 +189,12 @@ fn memory_usage_follows_the_reported_size() {
     }
 }
 
-fn strings(command: &[Vec<u8>]) -> Vec<String> {
-    command
-        .iter()
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect()
-}
-
 #[test]
 fn propagation() {
-    let config = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        "yes",
-    ];
-    let s = Server::build(&["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"], &config);
+    let s = Server::build(
+        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
+        &aof_always("yes"),
+    );
     let mut c = s.client();
     assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2", "NONSCALING"), ok());
     assert_eq!(
@@ -260,11 +229,7 @@ fn propagation() {
     let header = call!(c, "BF.SCANDUMP", "r", "0").array()[1].bytes();
     assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
     wait_for_persistence(&mut c);
-    let written: Vec<Vec<String>> = aof_commands(&s.dir)
-        .iter()
-        .map(|cmd| strings(cmd))
-        .filter(|cmd| !matches!(cmd[0].to_uppercase().as_str(), "SELECT" | "MULTI" | "EXEC"))
-        .collect();
+    let written = aof_written(&s.dir);
     let names: Vec<String> = written.iter().map(|cmd| cmd[..2].join(" ")).collect();
     assert_eq!(
         names,

@@ -1,6 +1,6 @@
 //! RESTORE payloads with broken content but a valid checksum: refused with an error, the
 //! server stays up and the data set is unchanged (deviation D6). Old encodings load.
-mod common;
+pub mod common;
 
 use common::RdbField::{Buffer, Double, Unsigned};
 use common::*;

@@ -1,7 +1,7 @@
 //! Sparse Bloom filters (`bf-sparse-max-bytes`): the replies of every BF.* command, promotion
 //! into exactly the plain filter's bytes, persistence as sparse, the way back to RedisBloom's
 //! format, and a setting of 0 that changes nothing.
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -245,15 +245,10 @@ fn sparse_filters_stay_sparse_across_reload_restore_and_copy() {
 fn aof_rewrite_keeps_them_sparse() {
     for preamble in ["no", "yes"] {
         let config = [
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--aof-use-rdb-preamble",
-            preamble,
-            "--bf.bf-sparse-max-bytes",
-            "4096",
-        ];
+            &aof_always(preamble)[..],
+            &["--bf.bf-sparse-max-bytes", "4096"],
+        ]
+        .concat();
         let mut s = Server::build(&[], &config);
         let mut c = s.client();
         assert_eq!(madd(&mut c, "k", &ids(0..10)), flags(&[true; 10]));
@@ -351,14 +346,19 @@ fn promote_command_is_the_way_back_to_redisbloom() {
     assert_eq!(kind(&mut c, "k"), DENSE);
     assert_eq!(scandump(&mut c, "BF.SCANDUMP", "k"), dense);
     assert_eq!(call!(c, "BF.PROMOTE", "k"), Int(0));
-    assert_eq!(call!(c, "BF.PROMOTE", "missing"), err("ERR not found"));
-    assert_eq!(
-        call!(c, "BF.PROMOTE", "str"),
-        err("WRONGTYPE Operation against a key holding the wrong kind of value")
-    );
-    assert_eq!(
-        call!(c, "BF.PROMOTE"),
-        err("ERR wrong number of arguments for 'bf.promote' command")
+    assert_replies(
+        &mut c,
+        &[
+            (&["BF.PROMOTE", "missing"], err("ERR not found")),
+            (
+                &["BF.PROMOTE", "str"],
+                err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            ),
+            (
+                &["BF.PROMOTE"],
+                err("ERR wrong number of arguments for 'bf.promote' command"),
+            ),
+        ],
     );
     // After every sparse key is promoted, the RDB holds only RedisBloom's type.
     assert_eq!(call!(c, "BF.PROMOTE", "d"), Int(1));
@@ -420,13 +420,7 @@ fn promotions_leave_no_memory_behind() {
     // arguments must be freed (they once leaked about 1 KB per promotion here).
     let s = sparse_server("4096");
     let mut c = s.client();
-    let used = |c: &mut Client| -> i64 {
-        let info = call!(c, "INFO", "memory").text();
-        info.lines()
-            .find_map(|l| l.strip_prefix("used_memory:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap()
-    };
+    let used = |c: &mut Client| info_int(c, "memory", "used_memory");
     let before = used(&mut c);
     for user in 0..2000 {
         let items: Vec<String> = ids(0..30).iter().map(|i| format!("{user}:{i}")).collect();

@@ -1,7 +1,7 @@
 //! The CF.* commands against a real redis-server: every error path of the reference with its
 //! exact text, the replies in RESP2 and RESP3, growth, deletion and compaction.
 
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -55,15 +55,20 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 fn reserve_validates_in_reference_order() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.RESERVE"), arity("cf.reserve"));
-    assert_eq!(call!(c, "CF.RESERVE", "k"), arity("cf.reserve"));
-    assert_eq!(
-        call!(c, "CF.RESERVE", "k", "100", "BUCKETSIZE"),
-        arity("cf.reserve")
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.RESERVE"], arity("cf.reserve")),
+            (&["CF.RESERVE", "k"], arity("cf.reserve")),
+            (
+                &["CF.RESERVE", "k", "100", "BUCKETSIZE"],
+                arity("cf.reserve"),
+            ),
+            (&["CF.RESERVE", "k", "abc"], err("Bad capacity")),
+            (&["CF.RESERVE", "k", "1.5"], err("Bad capacity")),
+            (&["CF.RESERVE", "k", "1e3"], err("Bad capacity")),
+        ],
     );
-    assert_eq!(call!(c, "CF.RESERVE", "k", "abc"), err("Bad capacity"));
-    assert_eq!(call!(c, "CF.RESERVE", "k", "1.5"), err("Bad capacity"));
-    assert_eq!(call!(c, "CF.RESERVE", "k", "1e3"), err("Bad capacity"));
     let cases: &[(&[&str], &str)] = &[
         (&["MAXITERATIONS", "x"], "Couldn't parse MAXITERATIONS"),
         (
@@ -117,12 +122,17 @@ fn reserve_validates_in_reference_order() {
         assert_eq!(c.call(&args), err(expected), "{args:?}");
     }
     let too_small = err("Capacity must be at least (BucketSize * 2)");
-    assert_eq!(call!(c, "CF.RESERVE", "k", "3"), too_small);
-    assert_eq!(call!(c, "CF.RESERVE", "k", "0"), too_small);
-    assert_eq!(call!(c, "CF.RESERVE", "k", "-5"), too_small);
-    assert_eq!(
-        call!(c, "CF.RESERVE", "k", "7", "BUCKETSIZE", "4"),
-        too_small
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.RESERVE", "k", "3"], too_small.clone()),
+            (&["CF.RESERVE", "k", "0"], too_small.clone()),
+            (&["CF.RESERVE", "k", "-5"], too_small.clone()),
+            (
+                &["CF.RESERVE", "k", "7", "BUCKETSIZE", "4"],
+                too_small.clone(),
+            ),
+        ],
     );
     // Range errors come before the capacity check.
     assert_eq!(
@@ -238,9 +248,14 @@ fn info_table_of_the_reference() {
     );
     assert!(call!(c, "MEMORY", "USAGE", "auto").int() > 1080);
 
-    assert_eq!(call!(c, "CF.INFO"), arity("cf.info"));
-    assert_eq!(call!(c, "CF.INFO", "auto", "size"), arity("cf.info"));
-    assert_eq!(call!(c, "CF.INFO", "missing"), err("ERR not found"));
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.INFO"], arity("cf.info")),
+            (&["CF.INFO", "auto", "size"], arity("cf.info")),
+            (&["CF.INFO", "missing"], err("ERR not found")),
+        ],
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.INFO", "s"), err(WRONGTYPE));
     assert_eq!(call!(c, "BF.ADD", "bloom", "x"), Int(1));
@@ -269,9 +284,14 @@ fn debug_line() {
         call!(c, "CF.DEBUG", "cf"),
         bulk("bktsize:2 buckets:4 items:19 deletes:1 filters:2 max_iterations:20 expansion:2")
     );
-    assert_eq!(call!(c, "CF.DEBUG"), arity("cf.debug"));
-    assert_eq!(call!(c, "CF.DEBUG", "cf", "x"), arity("cf.debug"));
-    assert_eq!(call!(c, "CF.DEBUG", "missing"), err("ERR not found"));
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.DEBUG"], arity("cf.debug")),
+            (&["CF.DEBUG", "cf", "x"], arity("cf.debug")),
+            (&["CF.DEBUG", "missing"], err("ERR not found")),
+        ],
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.DEBUG", "s"), err(WRONGTYPE));
 }
@@ -280,9 +300,14 @@ fn debug_line() {
 fn add_and_addnx() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.ADD", "k"), arity("cf.add"));
-    assert_eq!(call!(c, "CF.ADD", "k", "a", "b"), arity("cf.add"));
-    assert_eq!(call!(c, "CF.ADDNX", "k"), arity("cf.addnx"));
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.ADD", "k"], arity("cf.add")),
+            (&["CF.ADD", "k", "a", "b"], arity("cf.add")),
+            (&["CF.ADDNX", "k"], arity("cf.addnx")),
+        ],
+    );
     assert_eq!(call!(c, "EXISTS", "k"), Int(0));
     assert_eq!(call!(c, "CF.ADD", "k", "a"), Int(1));
     assert_eq!(call!(c, "CF.ADD", "k", "a"), Int(1));
@@ -458,11 +483,16 @@ fn insert_reports_a_full_filter_per_item() {
 fn exists_mexists_count() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.EXISTS", "k"), arity("cf.exists"));
-    assert_eq!(call!(c, "CF.EXISTS", "k", "a", "b"), arity("cf.exists"));
-    assert_eq!(call!(c, "CF.MEXISTS", "k"), arity("cf.mexists"));
-    assert_eq!(call!(c, "CF.COUNT", "k"), arity("cf.count"));
-    assert_eq!(call!(c, "CF.COUNT", "k", "a", "b"), arity("cf.count"));
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.EXISTS", "k"], arity("cf.exists")),
+            (&["CF.EXISTS", "k", "a", "b"], arity("cf.exists")),
+            (&["CF.MEXISTS", "k"], arity("cf.mexists")),
+            (&["CF.COUNT", "k"], arity("cf.count")),
+            (&["CF.COUNT", "k", "a", "b"], arity("cf.count")),
+        ],
+    );
     // A missing key or one of another type is an empty filter.
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     for key in ["missing", "s"] {
@@ -493,9 +523,14 @@ fn exists_mexists_count() {
 fn del() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.DEL", "k"), arity("cf.del"));
-    assert_eq!(call!(c, "CF.DEL", "k", "a", "b"), arity("cf.del"));
-    assert_eq!(call!(c, "CF.DEL", "missing", "a"), err("Not found"));
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.DEL", "k"], arity("cf.del")),
+            (&["CF.DEL", "k", "a", "b"], arity("cf.del")),
+            (&["CF.DEL", "missing", "a"], err("Not found")),
+        ],
+    );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.DEL", "s", "a"), err("Not found"));
     assert_eq!(
@@ -536,9 +571,14 @@ fn grows_until_maximum_expansions() {
         info_reply([680, 2, 32, 125, 0, 2, 1, 20])
     );
     // Refused before the item is looked at, whole command for the multi-item forms.
-    assert_eq!(call!(c, "CF.ADDNX", "m", "item0"), refused);
-    assert_eq!(call!(c, "CF.INSERT", "m", "ITEMS", "a", "b"), refused);
-    assert_eq!(call!(c, "CF.INSERTNX", "m", "ITEMS", "item0"), refused);
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.ADDNX", "m", "item0"], refused.clone()),
+            (&["CF.INSERT", "m", "ITEMS", "a", "b"], refused.clone()),
+            (&["CF.INSERTNX", "m", "ITEMS", "item0"], refused.clone()),
+        ],
+    );
     // Reads and deletes still work; a delete alone does not lift the limit.
     assert_eq!(call!(c, "CF.EXISTS", "m", "item124"), Int(1));
     assert_eq!(call!(c, "CF.DEL", "m", "item0"), Int(1));
@@ -636,11 +676,16 @@ fn no_false_negatives_with_interleaved_deletes() {
 fn compact_drops_emptied_trailing_sub_filters() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.COMPACT"), arity("cf.compact"));
-    assert_eq!(call!(c, "CF.COMPACT", "k", "x"), arity("cf.compact"));
-    assert_eq!(
-        call!(c, "CF.COMPACT", "missing"),
-        err("Cuckoo filter was not found")
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.COMPACT"], arity("cf.compact")),
+            (&["CF.COMPACT", "k", "x"], arity("cf.compact")),
+            (
+                &["CF.COMPACT", "missing"],
+                err("Cuckoo filter was not found"),
+            ),
+        ],
     );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(
@@ -715,17 +760,13 @@ fn scandump_steps_and_errors() {
     assert_eq!(call!(c, "CF.SCANDUMP", "k"), arity("cf.scandump"));
     assert_eq!(call!(c, "CF.SCANDUMP", "k", "0", "x"), arity("cf.scandump"));
     // The iterator is checked before the key.
-    assert_eq!(
-        call!(c, "CF.SCANDUMP", "missing", "x"),
-        err("Invalid position")
-    );
-    assert_eq!(
-        call!(c, "CF.SCANDUMP", "missing", "-1"),
-        err("Invalid position")
-    );
-    assert_eq!(
-        call!(c, "CF.SCANDUMP", "missing", "0"),
-        err("ERR not found")
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.SCANDUMP", "missing", "x"], err("Invalid position")),
+            (&["CF.SCANDUMP", "missing", "-1"], err("Invalid position")),
+            (&["CF.SCANDUMP", "missing", "0"], err("ERR not found")),
+        ],
     );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.SCANDUMP", "s", "0"), err(WRONGTYPE));
@@ -821,26 +862,16 @@ fn header(
 fn loadchunk_round_trip_and_errors() {
     let server = Server::start();
     let mut c = server.client();
-    assert_eq!(call!(c, "CF.LOADCHUNK", "k", "1"), arity("cf.loadchunk"));
-    assert_eq!(
-        call!(c, "CF.LOADCHUNK", "k", "1", "x", "y"),
-        arity("cf.loadchunk")
-    );
-    assert_eq!(
-        call!(c, "CF.LOADCHUNK", "k", "x", "data"),
-        err("Invalid position")
-    );
-    assert_eq!(
-        call!(c, "CF.LOADCHUNK", "k", "0", "data"),
-        err("Invalid position")
-    );
-    assert_eq!(
-        call!(c, "CF.LOADCHUNK", "k", "9", "data"),
-        err("ERR not found")
-    );
-    assert_eq!(
-        call!(c, "CF.LOADCHUNK", "k", "-3", "data"),
-        err("ERR not found")
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.LOADCHUNK", "k", "1"], arity("cf.loadchunk")),
+            (&["CF.LOADCHUNK", "k", "1", "x", "y"], arity("cf.loadchunk")),
+            (&["CF.LOADCHUNK", "k", "x", "data"], err("Invalid position")),
+            (&["CF.LOADCHUNK", "k", "0", "data"], err("Invalid position")),
+            (&["CF.LOADCHUNK", "k", "9", "data"], err("ERR not found")),
+            (&["CF.LOADCHUNK", "k", "-3", "data"], err("ERR not found")),
+        ],
     );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(
@@ -977,9 +1008,14 @@ fn module_argument_cf_max_expansions() {
         call!(c, "CF.INFO", "k"),
         info_reply([1080, 512, 1, 0, 0, 2, 1, 20])
     );
-    assert_eq!(call!(c, "CF.ADDNX", "k", "a"), refused);
-    assert_eq!(call!(c, "CF.INSERT", "k", "ITEMS", "a"), refused);
-    assert_eq!(call!(c, "CF.INSERTNX", "new", "ITEMS", "a"), refused);
+    assert_replies(
+        &mut c,
+        &[
+            (&["CF.ADDNX", "k", "a"], refused.clone()),
+            (&["CF.INSERT", "k", "ITEMS", "a"], refused.clone()),
+            (&["CF.INSERTNX", "new", "ITEMS", "a"], refused.clone()),
+        ],
+    );
     assert_eq!(call!(c, "CF.RESERVE", "r", "100"), ok());
     assert_eq!(call!(c, "CF.ADD", "r", "a"), refused);
     drop(c);

@@ -3,7 +3,7 @@
 //! CF.LOADCHUNK or in an RDB file, and replaying each recorded build must reproduce the recorded
 //! replies and SCANDUMP bytes.
 
-mod common;
+pub mod common;
 
 use common::*;
 use serde_json::Value;

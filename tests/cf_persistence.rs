@@ -2,9 +2,7 @@
 //! rewrite (with and without the RDB preamble), DUMP/RESTORE, COPY; the digest; what is
 //! propagated to the AOF; and malformed DUMP payloads refused without harm.
 
-mod common;
-
-use std::time::{Duration, Instant};
+pub mod common;
 
 use common::RdbField as Field;
 use common::*;
@@ -121,18 +119,6 @@ fn save_and_restart_keep_everything() {
     assert_eq!(snapshots(&mut c), before);
 }
 
-fn wait_for_rewrite(c: &mut Client) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let info = call!(c, "INFO", "persistence").text();
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn aof_file(server: &Server, suffix: &str) -> Vec<u8> {
     let dir = server.dir.join("appendonlydir");
     let mut names: Vec<_> = std::fs::read_dir(&dir)
@@ -144,52 +130,28 @@ fn aof_file(server: &Server, suffix: &str) -> Vec<u8> {
     std::fs::read(names.last().unwrap_or_else(|| panic!("no {suffix} file"))).unwrap()
 }
 
-/// The commands of an AOF (a sequence of RESP arrays of bulk strings).
-fn aof_commands(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
-    let mut at = 0;
-    let line = |at: &mut usize| {
-        let end = (*at..bytes.len()).find(|&i| bytes[i] == b'\r').unwrap();
-        let text = std::str::from_utf8(&bytes[*at..end]).unwrap().to_string();
-        *at = end + 2;
-        text
-    };
-    let mut commands = Vec::new();
-    while at < bytes.len() {
-        let header = line(&mut at);
-        let count: usize = header.strip_prefix('*').unwrap().parse().unwrap();
-        let mut args = Vec::new();
-        for _ in 0..count {
-            let len: usize = line(&mut at).strip_prefix('$').unwrap().parse().unwrap();
-            args.push(bytes[at..at + len].to_vec());
-            at += len + 2;
-        }
-        commands.push(args);
-    }
-    commands
-}
-
-fn words(command: &[Vec<u8>]) -> Vec<String> {
-    command
-        .iter()
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect()
-}
-
-#[test]
-fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
-    let mut server = Server::build(
+/// A server holding the data set whose AOF was rewritten (with an RDB preamble or not), and
+/// the snapshots taken before the rewrite.
+fn populated_and_rewritten(preamble: &str) -> (Server, Vec<Snapshot>) {
+    let server = Server::build(
         &[],
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", preamble],
     );
     let mut c = server.client();
     populate(&mut c);
     let before = snapshots(&mut c);
     c.call(&["BGREWRITEAOF"]);
-    wait_for_rewrite(&mut c);
-    let commands = aof_commands(&aof_file(&server, ".base.aof"));
+    wait_for_persistence(&mut c);
+    (server, before)
+}
+
+#[test]
+fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
+    let (mut server, before) = populated_and_rewritten("no");
+    let commands = parse_aof(&aof_file(&server, ".base.aof"));
     let empty: Vec<Vec<String>> = commands
         .iter()
-        .map(|command| words(command))
+        .map(|command| command_words(command))
         .filter(|w| w.get(1).map(String::as_str) == Some("empty"))
         .collect();
     // The empty filter is rewritten too: header, then its single 1024-byte sub-filter.
@@ -210,15 +172,7 @@ fn aof_rewrite_without_preamble_emits_loadchunk_commands() {
 
 #[test]
 fn aof_rewrite_with_preamble_keeps_everything() {
-    let mut server = Server::build(
-        &[],
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"],
-    );
-    let mut c = server.client();
-    populate(&mut c);
-    let before = snapshots(&mut c);
-    c.call(&["BGREWRITEAOF"]);
-    wait_for_rewrite(&mut c);
+    let (mut server, before) = populated_and_rewritten("yes");
     assert!(aof_file(&server, ".base.rdb").starts_with(b"REDIS"));
     server.restart();
     let mut c = server.client();
@@ -328,7 +282,7 @@ fn propagation_to_the_aof() {
     };
     assert_eq!(header.len(), 3);
     wait_for_persistence(&mut c);
-    let start = aof_commands(&aof_file(&server, ".incr.aof")).len();
+    let start = parse_aof(&aof_file(&server, ".incr.aof")).len();
     let script: &[&[&str]] = &[
         &["CF.ADD", "auto", "x"],
         &["CF.EXISTS", "auto", "x"],
@@ -428,9 +382,9 @@ fn propagation_to_the_aof() {
         err("Couldn't load chunk!")
     );
     wait_for_persistence(&mut c);
-    let logged: Vec<Vec<String>> = aof_commands(&aof_file(&server, ".incr.aof"))[start..]
+    let logged: Vec<Vec<String>> = parse_aof(&aof_file(&server, ".incr.aof"))[start..]
         .iter()
-        .map(|command| words(command))
+        .map(|command| command_words(command))
         .filter(|w| !["SELECT", "MULTI", "EXEC"].contains(&w[0].to_uppercase().as_str()))
         .collect();
     assert_eq!(logged, expected);

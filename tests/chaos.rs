@@ -7,7 +7,7 @@
 //!
 //! `CHAOS_OPS` sets the number of operations (default 50,000); `scripts/chaos.sh` runs long
 //! versions and prints the counts.
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -152,11 +152,7 @@ const SLACK: i64 = 1 << 20;
 const PERSIST_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn used_memory(c: &mut Client) -> i64 {
-    let info = call!(c, "INFO", "memory").text();
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("used_memory in INFO memory")
+    info_int(c, "memory", "used_memory")
 }
 
 /// Runs a persistence command, checking it succeeds within `PERSIST_LIMIT`; returns how long

@@ -2,7 +2,7 @@
 //! cluster-aware client to keys spread over all slots (answers compared with a standalone
 //! server running the same commands), then a slot holding filters moves to another node with
 //! MIGRATE (DUMP/RESTORE) and every filter answers identically.
-mod common;
+pub mod common;
 
 use common::*;
 use std::collections::HashMap;

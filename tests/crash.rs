@@ -1,7 +1,7 @@
 //! Crash durability: with `appendfsync always`, every acknowledged add survives SIGKILL at a
 //! random moment and a restart from the AOF, with no truncated AOF to repair. Repeated after
 //! an AOF rewrite without an RDB preamble.
-mod common;
+pub mod common;
 
 use common::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -104,15 +104,7 @@ fn acknowledged_items_survive_sigkill() {
 
 #[test]
 fn acknowledged_items_survive_sigkill_after_a_plain_aof_rewrite() {
-    let config = [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        "no",
-    ];
-    let mut server = Server::build(&[], &config);
+    let mut server = Server::build(&[], &aof_always("no"));
     let mut c = server.client();
     for i in 0..2000 {
         call!(c, "BF.ADD", "bf:seen", format!("before:{i}"));

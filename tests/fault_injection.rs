@@ -2,7 +2,7 @@
 //! is caught at the FFI boundary. The client gets an error, the Redis log gets the message, and
 //! the server and its data stay up. Runs against the `fault-injection` build that `make test`
 //! makes (`target/fault-injection/release/libbloomrs.so`, or `BLOOMRS_FAULT_MODULE`).
-mod common;
+pub mod common;
 
 use common::*;
 

@@ -4,7 +4,7 @@
 //! (`propagation-error-behavior panic`), with different module settings on the two sides.
 //! After each story: the replica is alive and every key's `DEBUG DIGEST-VALUE` is the same on
 //! both, and the primary reloads its own RDB and AOF into the same digests.
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -81,13 +81,8 @@ impl Pair {
 
 /// Every key with its digest, sorted.
 fn digests(c: &mut Client) -> Vec<(String, Reply)> {
-    let mut keys: Vec<String> = call!(c, "KEYS", "*")
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.sort();
-    keys.into_iter()
+    sorted_keys(c)
+        .into_iter()
         .map(|key| {
             let digest = call!(c, "DEBUG", "DIGEST-VALUE", key.as_str());
             (key, digest)

@@ -8,7 +8,7 @@
 //! tens of KiB), while every refused allocation here is 13 MB or more. A refused command is
 //! sent on its own connection, closed before measuring, so its query buffer (a RESTORE
 //! payload is megabytes) is not counted.
-mod common;
+pub mod common;
 
 use common::*;
 use std::time::{Duration, Instant};
@@ -24,15 +24,7 @@ fn server_with_maxmemory(maxmemory: &str) -> Server {
 }
 
 fn used_memory(c: &mut Client) -> i64 {
-    info_field(c, "memory", "used_memory:")
-}
-
-fn info_field(c: &mut Client, section: &str, field: &str) -> i64 {
-    let info = call!(c, "INFO", section).text();
-    info.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+    info_int(c, "memory", "used_memory")
 }
 
 /// Runs `command`, expects `reply`, and checks that memory use did not move and the key was
@@ -48,7 +40,7 @@ fn refused(c: &mut Client, command: &[&[u8]], reply: &str, key: &str) {
     );
     drop(sender);
     wait_until("the sender to disconnect", || {
-        info_field(c, "clients", "connected_clients:") == 1
+        info_int(c, "clients", "connected_clients") == 1
     });
     let after = used_memory(c);
     assert!(
@@ -77,7 +69,7 @@ fn delete(c: &mut Client, keys: &[&str]) {
     command.extend(keys);
     assert_eq!(c.call(&command), Int(keys.len() as i64));
     wait_until("lazy free", || {
-        info_field(c, "memory", "lazyfree_pending_objects:") == 0
+        info_int(c, "memory", "lazyfree_pending_objects") == 0
     });
 }
 
@@ -380,9 +372,9 @@ fn a_replica_takes_what_its_primary_allocates() {
     }
     assert_eq!(call!(p, "BF.INFO", "grows", "FILTERS"), ints(&[2]));
     assert_eq!(call!(p, "WAIT", "1", "10000"), Int(1));
-    let target = info_field(&mut p, "replication", "master_repl_offset:");
+    let target = info_int(&mut p, "replication", "master_repl_offset");
     wait_until("the replica to catch up", || {
-        info_field(&mut r, "replication", "slave_repl_offset:") == target
+        info_int(&mut r, "replication", "slave_repl_offset") == target
     });
 
     let keys = ["synced", "cf", "inserted", "grows"];

@@ -2,7 +2,7 @@
 //! Valkey and back, byte for byte; an RDB file Redis saved loads into Valkey; DUMP payloads
 //! RESTORE where the target server reads the source's RDB version. Starts one redis-server and
 //! one valkey-server whichever server the suite runs on.
-mod common;
+pub mod common;
 
 use common::*;
 

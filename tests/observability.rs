@@ -1,6 +1,6 @@
 //! COMMAND DOCS, INFO and configuration: the module's commands and values are visible like
 //! built-in ones.
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -196,47 +196,44 @@ fn settings_are_module_configurations() {
         Array(vec![bulk("bf.bf-error-rate"), bulk("0.1")])
     );
 
-    let refused = |name: &str, reason: &str| {
-        err(&format!(
-            "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
-        ))
-    };
-    assert_eq!(
-        call!(c, "CONFIG", "SET", "bf.bf-error-rate", "1"),
-        refused("bf.bf-error-rate", "error rate must be in the range (0, 1)")
-    );
-    assert_eq!(
-        call!(c, "CONFIG", "SET", "bf.bf-error-rate", "abc"),
-        refused("bf.bf-error-rate", "error rate must be a number")
-    );
-    assert_eq!(
-        call!(c, "CONFIG", "SET", "bf.cf-bucket-size", "256"),
-        refused(
+    // Each refused value: the setting, the value, and the reason the server gives.
+    let refused = [
+        (
+            "bf.bf-error-rate",
+            "1",
+            "error rate must be in the range (0, 1)",
+        ),
+        ("bf.bf-error-rate", "abc", "error rate must be a number"),
+        (
             "bf.cf-bucket-size",
-            "argument must be between 1 and 255 inclusive"
-        )
-    );
-    assert_eq!(
-        call!(c, "CONFIG", "SET", "bf.cf-max-iterations", "0"),
-        refused(
+            "256",
+            "argument must be between 1 and 255 inclusive",
+        ),
+        (
             "bf.cf-max-iterations",
-            "argument must be between 1 and 65535 inclusive"
-        )
-    );
-    assert_eq!(
-        call!(c, "CONFIG", "SET", "bf.cf-initial-size", "3"),
-        refused(
+            "0",
+            "argument must be between 1 and 65535 inclusive",
+        ),
+        (
             "bf.cf-initial-size",
-            "cf-initial-size must be at least twice cf-bucket-size"
-        )
-    );
-    assert_eq!(
-        call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "100"),
-        refused(
+            "3",
+            "cf-initial-size must be at least twice cf-bucket-size",
+        ),
+        (
             "bf.max-filter-bytes",
-            "argument must be between 1024 and 9223372036854775807 inclusive"
-        )
-    );
+            "100",
+            "argument must be between 1024 and 9223372036854775807 inclusive",
+        ),
+    ];
+    for (name, value, reason) in refused {
+        assert_eq!(
+            call!(c, "CONFIG", "SET", name, value),
+            err(&format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+            )),
+            "{name} {value}"
+        );
+    }
 
     // The memory limit takes units and applies at once.
     assert_eq!(
@@ -501,14 +498,7 @@ fn info_section_totals() {
 }
 
 fn lazyfreed(c: &mut Client) -> i64 {
-    let stats = call!(c, "INFO", "memory").text();
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix("lazyfreed_objects:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    info_int(c, "memory", "lazyfreed_objects")
 }
 
 #[test]

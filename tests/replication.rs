@@ -2,7 +2,7 @@
 //! Cuckoo keys leaves byte-identical values on both, also after the replica restarts from its
 //! own RDB and after a full resync. The replica panics on any propagation error, so a command
 //! that failed there would fail the test.
-mod common;
+pub mod common;
 
 use common::*;
 
@@ -202,13 +202,8 @@ type KeyState = (String, Reply, Vec<(i64, Vec<u8>)>);
 
 /// DEBUG DIGEST-VALUE and SCANDUMP bytes of every key.
 fn state(c: &mut Client) -> Vec<KeyState> {
-    let mut keys: Vec<String> = call!(c, "KEYS", "*")
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.sort();
-    keys.into_iter()
+    sorted_keys(c)
+        .into_iter()
         .map(|key| {
             let digest = call!(c, "DEBUG", "DIGEST-VALUE", key.as_str());
             let family = if call!(c, "TYPE", key.as_str()).text() == "MBbloomCF" {

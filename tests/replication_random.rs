@@ -24,7 +24,7 @@
 //! died, the last commands (with their replies) sent to each key involved, the settings and
 //! clock moves before it, and the servers' logs. `BLOOMRS_REPL_KEEP_GOING=1` reports each
 //! failure, starts the pair over empty and goes on, failing at the end.
-mod common;
+pub mod common;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

@@ -4,7 +4,7 @@
 //! answers 1 until at least t + window·(g−1)/g and is forgotten by t + window; the key expires
 //! at the end of the window; replicas and AOF replays hold identical values, whatever their
 //! own clocks say.
-mod common;
+pub mod common;
 
 use common::*;
 use std::time::{Duration, Instant};
@@ -494,13 +494,7 @@ fn propagating_effects_leaks_nothing() {
         call!(c, "BF.RESERVE", "k", "0.01", "1000", "WINDOW", WINDOW_S),
         ok()
     );
-    let used = |c: &mut Client| -> i64 {
-        let info = call!(c, "INFO", "memory").text();
-        info.lines()
-            .find_map(|l| l.strip_prefix("used_memory:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap()
-    };
+    let used = |c: &mut Client| info_int(c, "memory", "used_memory");
     for i in 0..1000 {
         c.send(&["BF.ADD".to_string(), "k".to_string(), format!("warm{i}")]);
     }

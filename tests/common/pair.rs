@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::{Client, Reply, Server};
+use super::client::{Client, Reply};
+use super::server::Server;
+use super::state::sorted_keys;
 
 /// What one key holds, as two servers holding the same value agree on it.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,13 +23,8 @@ pub struct KeyState {
 
 /// Every key of the server and what it holds, by name.
 pub fn keyspace(c: &mut Client) -> BTreeMap<String, KeyState> {
-    let keys: Vec<String> = c
-        .call(&["KEYS", "*"])
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.into_iter()
+    sorted_keys(c)
+        .into_iter()
         .map(|key| {
             let kind = c.call(&["TYPE", key.as_str()]).text();
             let digest = c.call(&["DEBUG", "DIGEST-VALUE", key.as_str()]);
@@ -141,14 +138,4 @@ pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     });
     std::panic::set_hook(hook);
     result
-}
-
-impl super::Client {
-    /// How long a reply may take before the read fails (120 s unless set): a long randomized
-    /// run reports a command that never answers sooner.
-    pub fn set_reply_timeout(&mut self, timeout: std::time::Duration) {
-        self.writer
-            .set_read_timeout(Some(timeout))
-            .expect("set the read timeout");
-    }
 }
