@@ -243,16 +243,16 @@ def plot(data, out_png):
     for axis, error in zip(axes, (0.01, 0.001)):
         rows = [r for r in data["memory"] if r["error"] == error]
         n = [r["n"] for r in rows]
-        for name, label, style in (
-            ("set", "SET of the ids", ":"),
-            ("tiers", "tiers (RESERVE e 1000 EXPANSION 10)", "-"),
-            ("sparse", "tiers, sparse start (2 KiB)", "--"),
-            ("compact", "compact (RESERVE e 1000 COMPACT)", "-"),
-            ("floor", "one link sized for exactly n", "-."),
+        for name, label, style, color in (
+            ("set", "SET of the ids", ":", "#7f7f7f"),
+            ("tiers", "tiers (RESERVE e 1000 EXPANSION 10)", "-", "#1f77b4"),
+            ("sparse", "tiers, sparse start (2 KiB)", "--", "#2ca02c"),
+            ("compact", "compact (RESERVE e 1000 COMPACT)", "-", "#d62728"),
+            ("floor", "one link sized for exactly n", "-.", "#9467bd"),
         ):
             values = [r.get(name) for r in rows]
             if all(v is not None for v in values):
-                axis.plot(n, values, linestyle=style, label=label,
+                axis.plot(n, values, linestyle=style, label=label, color=color,
                           linewidth=2.5 if name == "compact" else 1.2)
         axis.set_xscale("log")
         axis.set_yscale("log")
@@ -281,7 +281,13 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="n up to 100,000, a 300,000-item speed case, 1 run, 2M longest")
     parser.add_argument("--out", default="docs/bench/compact.json")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw the plot of an existing --out file")
     args = parser.parse_args()
+    if args.plot_only:
+        with open(args.out) as f:
+            plot(json.load(f), args.out.replace(".json", "-memory.png"))
+        return
     points = sorted(set(N_SMALL + N_TARGETS))
     if args.quick:
         points = [n for n in points if n <= 100_000]
