@@ -273,7 +273,7 @@ def percent(rate):
 
 
 def print_tables(path):
-    """The README's Markdown tables from a counting.json."""
+    """The Markdown tables of docs/kinds/counting.md from a counting.json."""
     with open(path, encoding="utf-8") as src:
         data = json.load(src)
     print("| error rate | Bloom: bits/item (FP) | counting Bloom: bits/item (FP) "

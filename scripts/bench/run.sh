@@ -13,7 +13,7 @@
 #   compact.py       compact Bloom filters: MEMORY USAGE against the one-link floor, the tiers,
 #                    sparse and a SET; false positives; speed against one link and the tiers;
 #                    the longest command while growing; deletes
-# and prints the tables of the README from the JSON (tables.py).
+# and prints the tables of the README and docs/ from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios

@@ -1,4 +1,4 @@
-"""Prints the benchmark results in docs/bench/ as the Markdown tables the README shows.
+"""Prints the benchmark results in docs/bench/ as the Markdown tables of the README and docs/.
 
 Usage: tables.py [docs/bench]
 """

@@ -506,7 +506,7 @@ fn plain_bits_per_item(n: u64, error: f64, scaling: bool) -> f64 {
 
 #[test]
 fn bits_per_item_against_a_plain_filter() {
-    // `cargo test --release --lib bits_per_item -- --nocapture` prints the README's table.
+    // `cargo test --release --lib bits_per_item -- --nocapture` prints the table of docs/kinds/windowed.md.
     let n = 20_000;
     eprintln!("error  g  windowed mean/max bits  plain scaling  plain nonscaling  ratio");
     for error in [0.01, 0.001] {
@@ -527,7 +527,7 @@ fn bits_per_item_against_a_plain_filter() {
     }
 }
 
-/// The layout comparison of the README: an age-partitioned Bloom filter (Shtul, Baquero,
+/// The layout comparison of docs/kinds/windowed.md: an age-partitioned Bloom filter (Shtul, Baquero,
 /// Almeida, arXiv 2001.03147) built only here, to measure it against the ring under the same
 /// contract. APBF(k, l): k + l slices of m bits with one hash function each; an add sets its bit
 /// in the k newest slices; a lookup answers 1 when k consecutive slices hold its bits; at each
@@ -639,7 +639,7 @@ mod age_partitioned {
 
     #[test]
     fn ring_against_an_age_partitioned_filter() {
-        // `cargo test --release --lib age_partitioned -- --nocapture` prints the README's
+        // `cargo test --release --lib age_partitioned -- --nocapture` prints docs/kinds/windowed.md's
         // figures: bits per window item at a worst-slot false-positive rate of 1%.
         let (n, error) = (4_000, 0.01);
         let mut apbf_best = f64::MAX;
@@ -656,7 +656,7 @@ mod age_partitioned {
         flat.scaling = false;
         let ring_flat = steady_bits_per_item(flat).0;
         eprintln!("ring, 4 generations: {ring:.2} (scaling), {ring_flat:.2} (non-scaling)");
-        // What the README says: the ring takes fewer bits than any APBF tried here.
+        // What docs/kinds/windowed.md says: the ring takes fewer bits than any APBF tried here.
         assert!(ring < apbf_best, "{ring} vs {apbf_best}");
     }
 }
