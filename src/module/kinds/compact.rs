@@ -17,10 +17,9 @@ use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
 use crate::compact::{Compact, ENCODING_VERSION, MAGIC};
 use crate::counting::DeleteError;
-use crate::module::ffi::io::{Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::io::Digest;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
-use crate::module::types::{callbacks, FilterValue};
-use crate::rdb::LoadError;
+use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
 
 pub static COMPACT_TYPE: RedisType = RedisType::new(
@@ -33,18 +32,8 @@ pub static COMPACT_TYPE: RedisType = RedisType::new(
 /// the hint (a filter that reserved its hint would pay for items it may never hold).
 const FIRST_TABLE_ITEMS: u64 = 1;
 
-impl FilterValue for Compact {
-    const NAME: &'static str = "a compact Bloom filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        Compact::load(io, encver, max_bytes)
-    }
-    fn save(&self, io: &mut IoWriter) {
-        Compact::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        defrag.vec(self.table_for_relocation());
-    }
-}
+filter_value!(Compact, "a compact Bloom filter", |value, defrag| defrag
+    .vec(value.table_for_relocation()));
 
 impl Measured for Compact {
     fn measure(&self) -> Measure {

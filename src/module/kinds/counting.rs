@@ -10,10 +10,9 @@ use super::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Wr
 use crate::bloom::{AddError, Cells, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
 use crate::counting::{Counter4, CountingFilter, DeleteError, ENCODING_VERSION, MAGIC};
-use crate::module::ffi::io::{Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::io::Digest;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
-use crate::module::types::{callbacks, FilterValue};
-use crate::rdb::LoadError;
+use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
 
 pub static COUNTING_TYPE: RedisType = RedisType::new(
@@ -25,18 +24,11 @@ pub static COUNTING_TYPE: RedisType = RedisType::new(
     ),
 );
 
-impl FilterValue for CountingFilter {
-    const NAME: &'static str = "a counting Bloom filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        CountingFilter::load(io, encver, max_bytes)
-    }
-    fn save(&self, io: &mut IoWriter) {
-        CountingFilter::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        relocate_chain(&mut self.chain, defrag);
-    }
-}
+filter_value!(
+    CountingFilter,
+    "a counting Bloom filter",
+    |value, defrag| relocate_chain(&mut value.chain, defrag)
+);
 
 impl Measured for CountingFilter {
     fn measure(&self) -> Measure {

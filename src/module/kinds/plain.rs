@@ -9,9 +9,8 @@ use super::chain::{digest_chain, link_line, relocate_chain};
 use super::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Info, Write};
 use crate::bloom::{AddError, Chain, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
-use crate::module::ffi::io::{Defrag, Digest, IoReader, IoWriter};
-use crate::module::types::{callbacks, FilterValue};
-use crate::rdb::LoadError;
+use crate::module::ffi::io::Digest;
+use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
 
 pub static BLOOM_TYPE: RedisType = RedisType::new(
@@ -20,18 +19,9 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
     callbacks::<Chain>(Some(aof_rewrite::<Chain>), Some(digest::<Chain>)),
 );
 
-impl FilterValue for Chain {
-    const NAME: &'static str = "a Bloom filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        Chain::load(io, encver, max_bytes)
-    }
-    fn save(&self, io: &mut IoWriter) {
-        Chain::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        relocate_chain(self, defrag);
-    }
-}
+filter_value!(Chain, "a Bloom filter", |value, defrag| relocate_chain(
+    value, defrag
+));
 
 impl BloomValue for Chain {
     fn add_each(

@@ -18,13 +18,12 @@ use redis_module::native_types::RedisType;
 use super::{digest, lookup, store, BloomKind, BloomValue, Chunk, Info, Write};
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
-use crate::module::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
 use crate::module::ffi::{guard, Args, Ctx, RawString, Slot};
 use crate::module::state::errors::{CommandError, CommandResult, NOT_FOUND, WRONG_TYPE};
 use crate::module::state::settings;
 use crate::module::state::stats::{Measure, Measured, Totals, BLOOM};
-use crate::module::types::{callbacks, FilterValue};
-use crate::rdb::LoadError;
+use crate::module::types::{callbacks, filter_value};
 use crate::sparse::{Added, Sparse};
 use crate::syntax::bf::BloomOptions;
 
@@ -34,18 +33,8 @@ pub static SPARSE_TYPE: RedisType = RedisType::new(
     callbacks::<Sparse>(Some(aof_rewrite), Some(digest::<Sparse>)),
 );
 
-impl FilterValue for Sparse {
-    const NAME: &'static str = "a sparse Bloom filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        Sparse::load(io, encver, max_bytes)
-    }
-    fn save(&self, io: &mut IoWriter) {
-        Sparse::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        defrag.vec(self.hashes_for_relocation());
-    }
-}
+filter_value!(Sparse, "a sparse Bloom filter", |value, defrag| defrag
+    .vec(value.hashes_for_relocation()));
 
 impl Measured for Sparse {
     fn measure(&self) -> Measure {

@@ -16,12 +16,11 @@ use super::chain::{digest_chain, link_line, relocate_chain};
 use super::{aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write};
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
-use crate::module::ffi::io::{Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::io::Digest;
 use crate::module::ffi::{clock, Args, Ctx, Slot};
 use crate::module::state::errors::*;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
-use crate::module::types::{callbacks, FilterValue};
-use crate::rdb::LoadError;
+use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
 use crate::syntax::Argv;
 use crate::windowed::{WindowParams, Windowed, ENCODING_VERSION, MAGIC};
@@ -170,20 +169,11 @@ impl BloomKind for Windowed {
     }
 }
 
-impl FilterValue for Windowed {
-    const NAME: &'static str = "a windowed Bloom filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        Windowed::load(io, encver, max_bytes)
+filter_value!(Windowed, "a windowed Bloom filter", |value, defrag| {
+    for generation in &mut value.ring {
+        relocate_chain(&mut generation.chain, defrag);
     }
-    fn save(&self, io: &mut IoWriter) {
-        Windowed::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        for generation in &mut self.ring {
-            relocate_chain(&mut generation.chain, defrag);
-        }
-    }
-}
+});
 
 impl Measured for Windowed {
     /// Counts every held generation, retired or not, so the totals never depend on the clock.

@@ -6,28 +6,18 @@ use std::ffi::c_void;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use super::{callbacks, FilterValue};
+use super::{callbacks, filter_value};
 use crate::cuckoo::CuckooFilter;
-use crate::module::ffi::io::{emit_loadchunk, value_ref, Defrag, Digest, IoReader, IoWriter};
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
 use crate::module::ffi::{guard, RawString};
-use crate::rdb::LoadError;
 
-impl FilterValue for CuckooFilter {
-    const NAME: &'static str = "a cuckoo filter";
-    fn load(io: &mut IoReader, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        CuckooFilter::load(io, encver, max_bytes)
+filter_value!(CuckooFilter, "a cuckoo filter", |value, defrag| {
+    let sub_filters = value.sub_filters_for_relocation();
+    defrag.vec(sub_filters);
+    for sub_filter in sub_filters.iter_mut() {
+        defrag.vec(sub_filter.slots_for_relocation());
     }
-    fn save(&self, io: &mut IoWriter) {
-        CuckooFilter::save(self, io);
-    }
-    fn relocate(&mut self, defrag: &Defrag) {
-        let sub_filters = self.sub_filters_for_relocation();
-        defrag.vec(sub_filters);
-        for sub_filter in sub_filters.iter_mut() {
-            defrag.vec(sub_filter.slots_for_relocation());
-        }
-    }
-}
+});
 
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     "MBbloomCF",

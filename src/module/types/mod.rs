@@ -78,6 +78,31 @@ pub trait FilterValue: Measured + Clone {
     fn relocate(&mut self, defrag: &Defrag);
 }
 
+/// `FilterValue` for a core type whose inherent `load`/`save` are its RDB codec: its name in
+/// the log, and how its heap blocks are moved (`|value, defrag| ...`).
+macro_rules! filter_value {
+    ($type:ty, $name:literal, |$value:ident, $defrag:ident| $relocate:expr) => {
+        impl $crate::module::types::FilterValue for $type {
+            const NAME: &'static str = $name;
+            fn load(
+                io: &mut $crate::module::ffi::io::IoReader,
+                encver: i32,
+                max_bytes: u64,
+            ) -> Result<Self, $crate::rdb::LoadError> {
+                <$type>::load(io, encver, max_bytes)
+            }
+            fn save(&self, io: &mut $crate::module::ffi::io::IoWriter) {
+                <$type>::save(self, io);
+            }
+            fn relocate(&mut self, $defrag: &$crate::module::ffi::io::Defrag) {
+                let $value = self;
+                $relocate
+            }
+        }
+    };
+}
+pub(crate) use filter_value;
+
 /// The callbacks of a filter type: the shared ones, plus its own AOF rewrite and digest.
 pub const fn callbacks<T: FilterValue>(
     aof_rewrite: raw::RedisModuleTypeRewriteFunc,
