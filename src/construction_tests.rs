@@ -92,223 +92,183 @@ fn rdb_round_trip<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-#[test]
-fn every_bloom_chain_a_constructor_accepts_loads() {
-    let mut rng = Rng::new(0x5eed_0019);
+/// Builds `CASES` values from random and boundary parameters (`build` names the call and
+/// gives the value, None where the constructor refused) and checks each one it accepted; more
+/// than `CASES / share` of them must be accepted, so the parameters keep reaching the checks.
+fn every_accepted<T>(
+    seed: u64,
+    share: usize,
+    mut build: impl FnMut(&mut Rng) -> (String, Option<T>),
+    mut check: impl FnMut(&mut Rng, T, &str),
+) {
+    let mut rng = Rng::new(seed);
     let mut accepted = 0;
     for case in 0..CASES {
-        let (c, e, g, s) = (
-            capacity(&mut rng),
-            error(&mut rng),
-            growth(&mut rng),
-            rng.below(2) == 0,
-        );
-        let what = format!("case {case}: Chain::new({c}, {e:e}, {g}, {s})");
-        let Ok(mut chain) = Chain::new(c, e, g, s, MAX_BYTES) else {
-            continue;
-        };
-        accepted += 1;
-        for item in items(&mut rng) {
+        let (call, value) = build(&mut rng);
+        if let Some(value) = value {
+            accepted += 1;
+            check(&mut rng, value, &format!("case {case}: {call}"));
+        }
+    }
+    assert!(accepted > CASES / share, "only {accepted} accepted");
+}
+
+/// A chain kind's parameters: capacity, error rate, expansion, scaling.
+fn chain_params(rng: &mut Rng) -> (u64, f64, u32, bool) {
+    (capacity(rng), error(rng), growth(rng), rng.below(2) == 0)
+}
+
+#[test]
+fn every_bloom_chain_a_constructor_accepts_loads() {
+    let build = |rng: &mut Rng| {
+        let (c, e, g, s) = chain_params(rng);
+        let call = format!("Chain::new({c}, {e:e}, {g}, {s})");
+        (call, Chain::new(c, e, g, s, MAX_BYTES).ok())
+    };
+    every_accepted(0x5eed_0019, 10, build, |rng, mut chain, what| {
+        for item in items(rng) {
             let _ = chain.add(&item, MAX_BYTES);
         }
-        rdb_round_trip(
-            &chain,
-            |v, w| v.save(w),
-            |r| Chain::load(r, 4, MAX_BYTES),
-            &what,
-        );
+        let load = |r: &mut MemoryRdb| Chain::load(r, 4, MAX_BYTES);
+        rdb_round_trip(&chain, |v, w| v.save(w), load, what);
         let header = Chain::from_header(&chain.encode_header(), MAX_BYTES);
         assert!(header.is_ok(), "{what}: header refused");
-    }
-    assert!(accepted > CASES / 10, "only {accepted} accepted");
+    });
 }
 
 #[test]
 fn every_counting_filter_a_constructor_accepts_loads() {
-    let mut rng = Rng::new(0x5eed_0010);
-    let mut accepted = 0;
-    for case in 0..CASES {
-        let (c, e, g, s) = (
-            capacity(&mut rng),
-            error(&mut rng),
-            growth(&mut rng),
-            rng.below(2) == 0,
-        );
-        let what = format!("case {case}: CountingFilter::new({c}, {e:e}, {g}, {s})");
-        let Ok(mut filter) = CountingFilter::new(c, e, g, s, MAX_BYTES) else {
-            continue;
-        };
-        accepted += 1;
-        for item in items(&mut rng) {
+    let build = |rng: &mut Rng| {
+        let (c, e, g, s) = chain_params(rng);
+        let call = format!("CountingFilter::new({c}, {e:e}, {g}, {s})");
+        (call, CountingFilter::new(c, e, g, s, MAX_BYTES).ok())
+    };
+    every_accepted(0x5eed_0010, 10, build, |rng, mut filter, what| {
+        for item in items(rng) {
             let _ = filter.add(&item, MAX_BYTES);
         }
-        rdb_round_trip(
-            &filter,
-            |v, w| v.save(w),
-            |r| CountingFilter::load(r, 1, MAX_BYTES),
-            &what,
-        );
+        let load = |r: &mut MemoryRdb| CountingFilter::load(r, 1, MAX_BYTES);
+        rdb_round_trip(&filter, |v, w| v.save(w), load, what);
         let header = CountingFilter::from_header(&filter.encode_header(), MAX_BYTES);
         assert!(header.is_ok(), "{what}: header refused");
-    }
-    assert!(accepted > CASES / 10, "only {accepted} accepted");
+    });
 }
 
 #[test]
 fn every_windowed_filter_a_constructor_accepts_loads() {
-    let mut rng = Rng::new(0x5eed_0009);
-    let mut accepted = 0;
-    for case in 0..CASES {
+    let windows = [
+        0,
+        1,
+        31,
+        1000,
+        60_000,
+        86_400_000,
+        3650 * 86_400_000,
+        u64::MAX,
+    ];
+    let build = |rng: &mut Rng| {
         let params = WindowParams {
-            window_ms: pick(
-                &mut rng,
-                &[
-                    0,
-                    1,
-                    31,
-                    1000,
-                    60_000,
-                    86_400_000,
-                    3650 * 86_400_000,
-                    u64::MAX,
-                ],
-            ),
-            generations: pick(&mut rng, &[0, 1, 2, 4, 8, 32, 33, u32::MAX]),
-            capacity: capacity(&mut rng),
-            error: error(&mut rng),
-            growth: growth(&mut rng),
+            window_ms: pick(rng, &windows),
+            generations: pick(rng, &[0, 1, 2, 4, 8, 32, 33, u32::MAX]),
+            capacity: capacity(rng),
+            error: error(rng),
+            growth: growth(rng),
             scaling: rng.below(2) == 0,
         };
-        let what = format!("case {case}: Windowed::new({params:?})");
-        let Ok(mut filter) = Windowed::new(params, MAX_BYTES) else {
-            continue;
-        };
-        accepted += 1;
+        (
+            format!("Windowed::new({params:?})"),
+            Windowed::new(params, MAX_BYTES).ok(),
+        )
+    };
+    every_accepted(0x5eed_0009, 20, build, |rng, mut filter, what| {
         let header = Windowed::from_header(&filter.encode_header(), MAX_BYTES);
         assert!(header.is_ok(), "{what}: empty header refused");
         // Writes at times up to the far future, as a retirement the primary propagates.
-        for item in items(&mut rng) {
-            let now = pick(
-                &mut rng,
-                &[0, 1_700_000_000_000, 1 << 62, u64::MAX - 1, u64::MAX],
-            );
-            let _ = filter.add(now, &item, MAX_BYTES);
+        let times = [0, 1_700_000_000_000, 1 << 62, u64::MAX - 1, u64::MAX];
+        for item in items(rng) {
+            let _ = filter.add(pick(rng, &times), &item, MAX_BYTES);
         }
-        rdb_round_trip(
-            &filter,
-            |v, w| v.save(w),
-            |r| Windowed::load(r, 1, MAX_BYTES),
-            &what,
-        );
+        let load = |r: &mut MemoryRdb| Windowed::load(r, 1, MAX_BYTES);
+        rdb_round_trip(&filter, |v, w| v.save(w), load, what);
         let header = Windowed::from_header(&filter.encode_header(), MAX_BYTES);
         assert!(header.is_ok(), "{what}: header refused");
-    }
-    assert!(accepted > CASES / 20, "only {accepted} accepted");
+    });
 }
 
 #[test]
 fn every_sparse_filter_a_constructor_accepts_loads() {
-    let mut rng = Rng::new(0x5eed_0016);
-    let mut accepted = 0;
-    for case in 0..CASES {
-        let (c, e, g, s) = (
-            capacity(&mut rng),
-            error(&mut rng),
-            growth(&mut rng),
-            rng.below(2) == 0,
-        );
-        let limit = pick(&mut rng, &[0, 48, 64, 2048, 1 << 20, u64::MAX]);
-        let what = format!("case {case}: Sparse::create({c}, {e:e}, {g}, {s}, {limit})");
-        let Ok(Some(mut sparse)) = Sparse::create(c, e, g, s, limit, MAX_BYTES) else {
-            continue;
-        };
-        accepted += 1;
+    let build = |rng: &mut Rng| {
+        let (c, e, g, s) = chain_params(rng);
+        let limit = pick(rng, &[0, 48, 64, 2048, 1 << 20, u64::MAX]);
+        let call = format!("Sparse::create({c}, {e:e}, {g}, {s}, {limit})");
+        let sparse = Sparse::create(c, e, g, s, limit, MAX_BYTES).ok().flatten();
+        (call, sparse.map(|sparse| (sparse, limit)))
+    };
+    every_accepted(0x5eed_0016, 20, build, |rng, (mut sparse, limit), what| {
         let most = sparse.max_items(limit).unwrap_or(0);
-        for item in items(&mut rng) {
+        for item in items(rng) {
             sparse.add(&item, most);
         }
-        rdb_round_trip(
-            &sparse,
-            |v, w| v.save(w),
-            |r| Sparse::load(r, 1, MAX_BYTES),
-            &what,
-        );
+        let load = |r: &mut MemoryRdb| Sparse::load(r, 1, MAX_BYTES);
+        rdb_round_trip(&sparse, |v, w| v.save(w), load, what);
         let header = Sparse::from_header(&sparse.encode_header(), MAX_BYTES);
         assert!(header.is_ok(), "{what}: header refused");
         // Its promotion is a plain chain the loader takes too.
         match sparse.promote(MAX_BYTES) {
-            Ok(chain) => rdb_round_trip(
-                &chain,
-                |v, w| v.save(w),
-                |r| Chain::load(r, 4, MAX_BYTES),
-                &what,
-            ),
+            Ok(chain) => {
+                let load = |r: &mut MemoryRdb| Chain::load(r, 4, MAX_BYTES);
+                rdb_round_trip(&chain, |v, w| v.save(w), load, what);
+            }
             Err(CreateError::TooLarge) => {}
             Err(CreateError::Invalid) => panic!("{what}: promotion refused as invalid"),
         }
-    }
-    assert!(accepted > CASES / 20, "only {accepted} accepted");
+    });
 }
 
 #[test]
 fn every_cuckoo_filter_a_constructor_accepts_loads() {
-    let mut rng = Rng::new(0x5eed_00cf);
-    let mut accepted = 0;
-    for case in 0..CASES {
+    let build = |rng: &mut Rng| {
         let params = CuckooParams {
-            capacity: capacity(&mut rng),
-            bucket_size: pick(&mut rng, &[0, 1, 2, 4, 255, u16::MAX]),
-            max_iterations: pick(&mut rng, &[0, 1, 20, u16::MAX]),
-            expansion: pick(&mut rng, &[0, 1, 3, 32768, 32769, u16::MAX]),
+            capacity: capacity(rng),
+            bucket_size: pick(rng, &[0, 1, 2, 4, 255, u16::MAX]),
+            max_iterations: pick(rng, &[0, 1, 20, u16::MAX]),
+            expansion: pick(rng, &[0, 1, 3, 32768, 32769, u16::MAX]),
         };
-        let what = format!("case {case}: CuckooFilter::new({params:?})");
-        let Ok(mut filter) = CuckooFilter::new(params, MAX_BYTES) else {
-            continue;
-        };
-        accepted += 1;
-        for item in items(&mut rng) {
+        let call = format!("CuckooFilter::new({params:?})");
+        (call, CuckooFilter::new(params, MAX_BYTES).ok())
+    };
+    every_accepted(0x5eed_00cf, 20, build, |rng, mut filter, what| {
+        for item in items(rng) {
             let _ = filter.insert(&item, MAX_BYTES);
         }
-        rdb_round_trip(
-            &filter,
-            |v, w| v.save(w),
-            |r| CuckooFilter::load(r, 4, MAX_BYTES),
-            &what,
-        );
+        let load = |r: &mut MemoryRdb| CuckooFilter::load(r, 4, MAX_BYTES);
+        rdb_round_trip(&filter, |v, w| v.save(w), load, what);
         let header = CuckooFilter::from_header(&filter.encode_header(), MAX_BYTES);
         assert!(header.is_ok(), "{what}: header refused");
-    }
-    assert!(accepted > CASES / 20, "only {accepted} accepted");
+    });
 }
 
 #[test]
 fn every_compact_filter_a_constructor_accepts_loads() {
-    let mut rng = Rng::new(0x5eed_0020);
-    let mut accepted = 0;
-    for case in 0..CASES {
-        let (c, e, deletable) = (capacity(&mut rng), error(&mut rng), rng.below(2) == 0);
-        let what = format!("case {case}: Compact::new({c}, {e:e}, {deletable})");
-        let Ok(mut filter) = Compact::new(c, e, deletable, MAX_BYTES) else {
-            continue;
-        };
-        accepted += 1;
-        for item in items(&mut rng) {
+    let build = |rng: &mut Rng| {
+        let (c, e, deletable) = (capacity(rng), error(rng), rng.below(2) == 0);
+        let call = format!("Compact::new({c}, {e:e}, {deletable})");
+        (call, Compact::new(c, e, deletable, MAX_BYTES).ok())
+    };
+    every_accepted(0x5eed_0020, 10, build, |rng, mut filter, what| {
+        for item in items(rng) {
             let _ = filter.add(&item, MAX_BYTES);
         }
-        rdb_round_trip(
-            &filter,
-            |v, w| v.save(w),
-            |r| Compact::load(r, crate::compact::ENCODING_VERSION, MAX_BYTES),
-            &what,
-        );
+        let load =
+            |r: &mut MemoryRdb| Compact::load(r, crate::compact::ENCODING_VERSION, MAX_BYTES);
+        rdb_round_trip(&filter, |v, w| v.save(w), load, what);
         let mut loaded = Compact::from_header(&filter.encode_header(), MAX_BYTES)
             .unwrap_or_else(|e| panic!("{what}: header refused: {e:?}"));
         for (iter, bytes) in filter.chunks() {
             loaded.load_chunk(iter, bytes, MAX_BYTES).unwrap();
         }
         assert_eq!(loaded, filter, "{what}: chunks");
-    }
-    assert!(accepted > CASES / 10, "only {accepted} accepted");
+    });
 }
 
 /// LOADCHUNK finds a header's kind by its first eight bytes: no two kinds may share them.
