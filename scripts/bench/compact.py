@@ -5,28 +5,37 @@ error rates 0.01 and 0.001, of
     set      a SET of the ids (the same at both rates)
     tiers    BF.RESERVE k e 1000 EXPANSION 10 (the feed's per-user tiers), then the ids
     sparse   the same on a server with bf-sparse-max-bytes 2048
-    compact  BF.RESERVE k e 1000 COMPACT, then the ids
+    compact  BF.RESERVE k e 1000 COMPACT, then the ids (and with a starting hint of 100)
     floor    BF.RESERVE k e n NONSCALING: one link sized for exactly n, as if the filter knew
              its future
-with compact/floor at each n, its geometric mean over N_TARGETS and its maximum, and compact
-against the tiers at every n (small n included). The false-positive rate of the compact filter
-is measured at each n with --probes absent ids.
+with compact/floor at each n, its geometric mean over N_TARGETS and its maximum. Compact against
+the tiers at every n from 1 to --sweep: both grown one id at a time in a server-side script that
+returns every n where either one's MEMORY USAGE changed, hence the exact ranges of n where the
+compact filter is the larger.
+
+False positives: a compact filter grown one id at a time is probed with --probes absent ids at
+every n of N_TARGETS and right before and right after every doubling; the margin given is three
+standard deviations of a binomial count at the error rate. Every added id is then looked up
+(false negatives must be 0).
 
 Speed: usec_per_call (INFO commandstats: server time inside the command) of
     BF.EXISTS on a compact filter grown from capacity 100 to --big items against a one-link
               filter reserved for them (BF.RESERVE k 0.01 <big>) holding the same items
-    BF.MEXISTS of 40 ids on a compact filter grown 1,000 -> 111,000 against the 3-tier filter
+    BF.MEXISTS of 40 ids on a compact filter grown 1,000 -> 111,000 against the 3-tier filter,
+              a one link reserved for 111,000 and a missing key (the command's own cost)
     BF.ADD    while growing the compact filter against adding the same ids to the one link
-and the longest single command while a compact filter grows to --longest items (SLOWLOG)
-against BF.RESERVE of a one-link filter of that size. Each speed case runs --runs times on a
-fresh server; medians are reported. The machine is shared and has 2 cores: the ratios, taken
-within one run, are what to read.
+and the longest single command while a compact filter grows to --longest items (SLOWLOG), with
+the longest of every fiftieth of the run next to the table's bytes, against BF.RESERVE of a
+one-link filter of that size. Each speed case runs --runs times on a fresh server; medians are
+reported. The machine is shared and has 2 cores: the ratios, taken within one run, are what to
+read.
 
-Deletes (COMPACT COUNTING): bits per item at 1% against the counting kind and a cuckoo filter
-(bucket size 1), and the churn of counting.py: --churn adds, then half of them deleted, with the
-false-positive rate at the peak and after, and the false negatives (must be 0).
+Deletes (COMPACT COUNTING): bits per item at 0.01 and 0.001 against the counting kind (one link
+sized for the items) and the smallest cuckoo filter within the rate (counting.py's choice), and
+the churn of counting.py: --churn adds, then half of them deleted, with the false-positive rate
+at the peak and after, deleted items still present, and the false negatives (must be 0).
 
-Usage: compact.py [--bloomrs PATH] [--quick] [--out FILE]
+Usage: compact.py [--bloomrs PATH] [--quick] [--out FILE] [--plot-only]
 """
 
 import argparse
@@ -73,65 +82,183 @@ def usage(client, key):
     return client.execute_command("MEMORY", "USAGE", key, "SAMPLES", "0") or 0
 
 
-def memory(module, points, probes):
-    """One row per (error, n): the bytes of every kind of value holding n ids."""
+def memory(module, points):
+    """One row per (error, n): the bytes of every kind of value holding n ids. Keys have names
+    of equal length, so the key's own bytes weigh the same in every column."""
     rows = []
     with RedisServer(module) as plain, RedisServer(module) as sparse:
         sparse.client.execute_command("CONFIG", "SET", "bf.bf-sparse-max-bytes", "2048")
         for error in (0.01, 0.001):
             e = str(error)
             for server in (plain, sparse):
-                server.client.execute_command("BF.RESERVE", "tiers", e, 1000, "EXPANSION", 10)
-            plain.client.execute_command("BF.RESERVE", "compact", e, 1000, "COMPACT")
+                server.client.execute_command("BF.RESERVE", "k:t", e, 1000, "EXPANSION", 10)
+            plain.client.execute_command("BF.RESERVE", "k:c", e, 1000, "COMPACT")
+            plain.client.execute_command("BF.RESERVE", "k:h", e, 100, "COMPACT")
             held = 0
+            space = 1 if error == 0.01 else 2
             for n in points:
-                space = 1 if error == 0.01 else 2
                 for server in (plain, sparse):
-                    add(server.client, "tiers", space, held, n)
-                add(plain.client, "compact", space, held, n)
+                    add(server.client, "k:t", space, held, n)
+                add(plain.client, "k:c", space, held, n)
+                add(plain.client, "k:h", space, held, n)
                 if error == 0.01:
-                    add(plain.client, "set", space, held, n, "SADD")
+                    add(plain.client, "k:s", space, held, n, "SADD")
                 held = n
-                plain.client.execute_command("BF.RESERVE", "floor", e, max(n, 1), "NONSCALING")
-                add(plain.client, "floor", space, 0, n)
+                plain.client.execute_command("BF.RESERVE", "k:f", e, max(n, 1), "NONSCALING")
+                add(plain.client, "k:f", space, 0, n)
                 row = {
                     "error": error,
                     "n": n,
-                    "tiers": usage(plain.client, "tiers"),
-                    "sparse": usage(sparse.client, "tiers"),
-                    "compact": usage(plain.client, "compact"),
-                    "floor": usage(plain.client, "floor"),
-                    "compact_type": plain.client.type("compact"),
+                    "tiers": usage(plain.client, "k:t"),
+                    "sparse": usage(sparse.client, "k:t"),
+                    "compact": usage(plain.client, "k:c"),
+                    "compact_hint100": usage(plain.client, "k:h"),
+                    "floor": usage(plain.client, "k:f"),
+                    "compact_type": plain.client.type("k:c"),
                 }
                 if error == 0.01:
-                    row["set"] = usage(plain.client, "set")
-                if n >= 100:
-                    found = present(plain.client, "compact", 9, 0, probes)
-                    row["fp_rate"] = found / probes
-                    assert present(plain.client, "compact", space, 0, n) == n, "a false negative"
-                plain.client.delete("floor")
+                    row["set"] = usage(plain.client, "k:s")
+                plain.client.delete("k:f")
                 rows.append(row)
                 print(f"  e={error} n={n}: compact {row['compact']} floor {row['floor']} "
                       f"tiers {row['tiers']}", file=sys.stderr)
             for server in (plain, sparse):
-                server.client.delete("tiers", "compact", "set")
+                server.client.delete("k:t", "k:c", "k:h", "k:s")
     return rows
 
 
-def summary(rows):
+# Grows k:t (the tiers) and k:c (compact) one id at a time from ARGV[3] to ARGV[4] and returns
+# every n at which the MEMORY USAGE of either changed: {n, tiers bytes, compact bytes}. The ids
+# are sweep_id(n) (the same 16 hex characters in Python below).
+SWEEP = """
+local out, last_t, last_c = {}, -1, -1
+for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+  local id = string.format('%016x', i * 4294967296 + (i * 2654435761) % 4294967296)
+  redis.call('BF.ADD', KEYS[1], id)
+  redis.call('BF.ADD', KEYS[2], id)
+  local t = redis.call('MEMORY', 'USAGE', KEYS[1], 'SAMPLES', 0)
+  local c = redis.call('MEMORY', 'USAGE', KEYS[2], 'SAMPLES', 0)
+  if t ~= last_t or c ~= last_c then
+    out[#out + 1] = {i, t, c}
+    last_t, last_c = t, c
+  end
+end
+return out
+"""
+
+# Adds sweep_id(ARGV[1]) ... sweep_id(ARGV[2]) to KEYS[1].
+GROW = """
+for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+  local id = string.format('%016x', i * 4294967296 + (i * 2654435761) % 4294967296)
+  redis.call('BF.ADD', KEYS[1], id)
+end
+return 0
+"""
+
+
+def sweep_id(i):
+    return f"{(i << 32) + (i * 2654435761) % 2**32:016x}"
+
+
+def sweep(module, limit):
+    """compact against the tiers at every n from 1 to `limit` (both grown one id at a time):
+    the steps of both, and the ranges of n where the compact filter is the larger."""
+    out = {}
+    with RedisServer(module) as server:
+        c = server.client
+        for error in (0.01, 0.001):
+            c.execute_command("BF.RESERVE", "k:t", error, 1000, "EXPANSION", 10)
+            c.execute_command("BF.RESERVE", "k:c", error, 1000, "COMPACT")
+            steps = []
+            for begin in range(1, limit + 1, 100_000):
+                stop = min(limit, begin + 99_999)
+                steps += [list(s) for s in c.eval(SWEEP, 2, "k:t", "k:c", begin, stop)]
+            c.delete("k:t", "k:c")
+            above, start = [], None
+            for at, (n, t, b) in enumerate(steps):
+                end = steps[at + 1][0] - 1 if at + 1 < len(steps) else limit
+                if b > t and start is None:
+                    start = n
+                if b <= t and start is not None:
+                    above.append([start, n - 1])
+                    start = None
+                if at + 1 == len(steps) and start is not None:
+                    above.append([start, end])
+            # The n at which the compact table doubled: its bytes changed.
+            doublings = [n for (n, _, b), prev in zip(steps[1:], steps) if b != prev[2]]
+            worst = max(b / t for _, t, b in steps)
+            out[str(error)] = {"limit": limit, "steps": steps, "compact_above_tiers": above,
+                               "doublings": doublings, "max_compact_over_tiers": worst,
+                               "min_tiers_over_compact": min(t / b for _, t, b in steps)}
+            print(f"  sweep e={error}: compact above tiers for n in {above}", file=sys.stderr)
+    return out
+
+
+def binomial_margin(rate, probes, sigmas=3):
+    return sigmas * math.sqrt(rate * (1 - rate) / probes)
+
+
+def false_positives(module, points, doublings, probes):
+    """The false-positive rate of a compact filter grown one id at a time (the sweep's ids), at
+    every n of `points` and right before and right after every doubling, with `probes` absent
+    ids; the margin is three standard deviations of a binomial count at the error rate."""
+    absent = [ids(9, begin, min(probes, begin + BATCH)) for begin in range(0, probes, BATCH)]
+    out = {}
+    with RedisServer(module) as server:
+        c = server.client
+        for error in (0.01, 0.001):
+            at = {n: "target" for n in points}
+            for d in doublings[str(error)]:
+                at.setdefault(d - 1, "before doubling")
+                at[d] = "after doubling"
+            c.execute_command("BF.RESERVE", "k:c", error, 1000, "COMPACT")
+            held, rows = 0, []
+            margin = binomial_margin(error, probes)
+            for n in sorted(at):
+                if n > held:
+                    c.eval(GROW, 1, "k:c", held + 1, n)
+                held = n
+                pipe = c.pipeline(transaction=False)
+                for chunk in absent:
+                    pipe.execute_command("BF.MEXISTS", "k:c", *chunk)
+                found = sum(sum(reply) for reply in pipe.execute())
+                rate = found / probes
+                rows.append({"n": n, "where": at[n], "fp_rate": rate,
+                             "within": rate <= error, "within_margin": rate <= error + margin})
+            held_ids = [sweep_id(i) for i in range(1, held + 1)]
+            pipe = c.pipeline(transaction=False)
+            for begin in range(0, held, BATCH):
+                pipe.execute_command("BF.MEXISTS", "k:c", *held_ids[begin:begin + BATCH])
+            false_negatives = held - sum(sum(reply) for reply in pipe.execute())
+            c.delete("k:c")
+            worst = max(rows, key=lambda r: r["fp_rate"])
+            out[str(error)] = {"probes": probes, "margin": margin, "rows": rows,
+                               "max_fp_rate": worst["fp_rate"], "max_at": worst["n"],
+                               "all_within": all(r["within"] for r in rows),
+                               "false_negatives": false_negatives}
+            print(f"  fp e={error}: max {worst['fp_rate']:.5f} at n={worst['n']} "
+                  f"({worst['where']}), margin {margin:.5f}, false negatives {false_negatives}",
+                  file=sys.stderr)
+    return out
+
+
+def summary(rows, swept):
     out = {}
     for error in (0.01, 0.001):
         at = [r for r in rows if r["error"] == error and r["n"] in N_TARGETS]
         ratios = [r["compact"] / r["floor"] for r in at]
         tier_ratios = [r["tiers"] / r["floor"] for r in at]
+        worst = max(at, key=lambda r: r["compact"] / r["floor"])
         above_tiers = [r["n"] for r in rows if r["error"] == error and r["compact"] > r["tiers"]]
-        fp = [r["fp_rate"] / error for r in rows if r["error"] == error and "fp_rate" in r]
         out[str(error)] = {
             "geomean_compact_over_floor": math.exp(statistics.fmean(map(math.log, ratios))),
             "max_compact_over_floor": max(ratios),
+            "max_at": worst["n"],
             "geomean_tiers_over_floor": math.exp(statistics.fmean(map(math.log, tier_ratios))),
             "n_where_compact_above_tiers": above_tiers,
-            "max_fp_over_error": max(fp) if fp else None,
+            "hint100_equals_hint1000": all(r["compact"] == r["compact_hint100"]
+                                           for r in rows if r["error"] == error),
+            "swept_compact_above_tiers": swept[str(error)]["compact_above_tiers"],
         }
     return out
 
@@ -154,6 +281,9 @@ def timed(client, command, key, items, per_command=1):
 
 
 def speed_once(module, big):
+    """One run of every speed case on a fresh server. `*_missing` is the same command on a key
+    that does not exist: what the command costs before it touches a filter (parsing, the reply),
+    which bounds how far any filter can go below another."""
     out = {}
     with RedisServer(module) as server:
         c = server.client
@@ -165,74 +295,117 @@ def speed_once(module, big):
         probes = ids(3, 0, 100_000) + ids(4, 0, 100_000)
         out["exists_compact"] = timed(c, "BF.EXISTS", "compact", probes)
         out["exists_link"] = timed(c, "BF.EXISTS", "link", probes)
+        out["exists_missing"] = timed(c, "BF.EXISTS", "missing", probes)
         c.delete("compact", "link")
         c.execute_command("BF.RESERVE", "compact", "0.01", 1000, "COMPACT")
         c.execute_command("BF.RESERVE", "tiers", "0.01", 1000, "EXPANSION", 10)
-        add(c, "compact", 5, 0, 111_000)
-        add(c, "tiers", 5, 0, 111_000)
+        c.execute_command("BF.RESERVE", "link", "0.01", 111_000)
+        for key in ("compact", "tiers", "link"):
+            add(c, key, 5, 0, 111_000)
         probes = ids(5, 0, 40_000) + ids(6, 0, 40_000)
         out["mexists40_compact"] = timed(c, "BF.MEXISTS", "compact", probes, 40)
         out["mexists40_tiers"] = timed(c, "BF.MEXISTS", "tiers", probes, 40)
+        out["mexists40_link"] = timed(c, "BF.MEXISTS", "link", probes, 40)
+        out["mexists40_missing"] = timed(c, "BF.MEXISTS", "missing", probes, 40)
+        absent = ids(6, 0, 80_000)
+        out["mexists40_absent_compact"] = timed(c, "BF.MEXISTS", "compact", absent, 40)
+        out["mexists40_absent_tiers"] = timed(c, "BF.MEXISTS", "tiers", absent, 40)
         out["tiers_links"] = c.execute_command("BF.INFO", "tiers", "FILTERS")[0]
+        out["bytes_compact_111k"] = usage(c, "compact")
+        out["bytes_tiers_111k"] = usage(c, "tiers")
+        out["bytes_link_111k"] = usage(c, "link")
     return out
 
 
-def longest(module, items):
-    """The longest single BF.MADD (of 1,000 ids) while a compact filter grows to `items`, and
-    BF.RESERVE of one link that size, in microseconds (SLOWLOG)."""
+def longest(module, items, chunk):
+    """The longest single BF.MADD (of 1,000 ids) while a compact filter grows to `items`, with
+    the longest of every `chunk` ids and the table's bytes after it (a doubling reads and
+    rewrites the whole table, so its time follows the bytes), against BF.RESERVE of one link
+    that size, in microseconds (SLOWLOG with slowlog-log-slower-than 0)."""
     with RedisServer(module) as server:
         c = server.client
         c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", 0)
         c.execute_command("CONFIG", "SET", "slowlog-max-len", 100_000)
         c.execute_command("BF.RESERVE", "compact", "0.01", 1000, "COMPACT")
-        worst = 0
-        for begin in range(0, items, 200_000):
+        worst, steps = 0, []
+        for begin in range(0, items, chunk):
             c.execute_command("SLOWLOG", "RESET")
-            add(c, "compact", 7, begin, min(items, begin + 200_000))
-            for entry in c.slowlog_get(100_000):
-                if "BF.MADD" in str(entry["command"]).upper():
-                    worst = max(worst, entry["duration"])
-        c.execute_command("SLOWLOG", "RESET")
-        c.execute_command("BF.RESERVE", "link", "0.01", items)
-        reserve = max(e["duration"] for e in c.slowlog_get(10)
-                      if "BF.RESERVE" in str(e["command"]).upper())
+            add(c, "compact", 7, begin, min(items, begin + chunk))
+            durations = [e["duration"] for e in c.slowlog_get(100_000)
+                         if "BF.MADD" in str(e["command"]).upper()]
+            longest_here = max(durations)
+            steps.append({"held": min(items, begin + chunk), "longest_madd_us": longest_here,
+                          "median_madd_us": statistics.median(durations),
+                          "bytes": usage(c, "compact")})
+            worst = max(worst, longest_here)
+        reserves = []
+        for _ in range(3):
+            c.execute_command("SLOWLOG", "RESET")
+            c.execute_command("BF.RESERVE", "link", "0.01", items)
+            reserves.append(max(e["duration"] for e in c.slowlog_get(10)
+                                if "BF.RESERVE" in str(e["command"]).upper()))
+            c.delete("link")
         size = c.execute_command("BF.INFO", "compact", "SIZE")[0]
-    return {"items": items, "longest_madd_us": worst, "reserve_us": reserve,
-            "compact_bytes": size}
+    return {"items": items, "longest_madd_us": worst, "reserve_us": statistics.median(reserves),
+            "reserve_runs_us": reserves, "compact_bytes": size, "steps": steps}
 
 
-def deletes(module, n, churn):
+def bits(client, key, n, info="BF.INFO"):
+    size = dict(zip(*[iter(client.execute_command(info, key))] * 2))["Size"]
+    return {"memory_usage": round(usage(client, key) * 8 / n, 2), "size": round(size * 8 / n, 2)}
+
+
+def hits(client, key, items, command="BF.MEXISTS"):
+    pipe = client.pipeline(transaction=False)
+    for begin in range(0, len(items), BATCH):
+        pipe.execute_command(command, key, *items[begin:begin + BATCH])
+    return sum(sum(reply) for reply in pipe.execute())
+
+
+def deletes(module, n, churn, probes):
+    """Bits per item of COMPACT COUNTING against the counting kind (one link sized for n, as in
+    counting.py) and the smallest cuckoo filter within the rate; then counting.py's churn."""
+    from counting import cuckoo_within
+    members = ids(8, 0, n)
+    absent = ids(11, 0, probes)
+    out = {"items": n, "probes": probes, "bits": [], "churn": []}
     with RedisServer(module) as server:
         c = server.client
-        c.execute_command("BF.RESERVE", "cc", "0.01", n, "COMPACT", "COUNTING")
-        c.execute_command("BF.RESERVE", "ct", "0.01", n, "COUNTING")
-        c.execute_command("CF.RESERVE", "cf", n, "BUCKETSIZE", 1)
-        add(c, "cc", 8, 0, n)
-        add(c, "ct", 8, 0, n)
-        pipe = c.pipeline(transaction=False)
-        for begin in range(0, n, BATCH):
-            pipe.execute_command("CF.INSERT", "cf", "ITEMS", *ids(8, begin, min(n, begin + BATCH)))
-        pipe.execute()
-        bits = {k: usage(c, k) * 8 / n for k in ("cc", "ct", "cf")}
-        c.execute_command("BF.RESERVE", "churn", "0.01", 1000, "COMPACT", "COUNTING")
-        add(c, "churn", 10, 0, churn)
-        probes = 200_000
-        fp_peak = present(c, "churn", 11, 0, probes) / probes
-        pipe = c.pipeline(transaction=False)
-        for begin in range(0, churn // 2, BATCH):
-            pipe.execute_command("BF.MDEL", "churn", *ids(10, begin, min(churn // 2, begin + BATCH)))
-        pipe.execute()
-        kept = churn - churn // 2
-        false_negatives = kept - present(c, "churn", 10, churn // 2, churn)
-        fp_after = present(c, "churn", 11, 0, probes) / probes
-        return {
-            "items": n,
-            "bits_per_item": {"compact_counting": bits["cc"], "counting": bits["ct"],
-                              "cuckoo_bucket1": bits["cf"]},
-            "churn": {"adds": churn, "deletes": churn // 2, "fp_peak": fp_peak,
-                      "fp_after": fp_after, "false_negatives": false_negatives,
-                      "bytes_after": usage(c, "churn")},
-        }
+        for error in (0.01, 0.001):
+            c.execute_command("BF.RESERVE", "cc", error, 1000, "COMPACT", "COUNTING")
+            c.execute_command("BF.RESERVE", "ct", error, n, "NONSCALING", "COUNTING")
+            add(c, "cc", 8, 0, n)
+            add(c, "ct", 8, 0, n)
+            row = {"error": error,
+                   "compact_counting": bits(c, "cc", n)
+                   | {"fp_rate": hits(c, "cc", absent) / probes},
+                   "counting": bits(c, "ct", n) | {"fp_rate": hits(c, "ct", absent) / probes},
+                   "cuckoo": cuckoo_within(c, error, members, absent)}
+            c.delete("cc", "ct")
+            out["bits"].append(row)
+            print(f"  bits e={error}: {row}", file=sys.stderr)
+
+            c.execute_command("BF.RESERVE", "churn", error, 1000, "COMPACT", "COUNTING")
+            add(c, "churn", 10, 0, churn)
+            fp_peak = hits(c, "churn", absent) / probes
+            bytes_peak = usage(c, "churn")
+            gone = churn // 2
+            pipe = c.pipeline(transaction=False)
+            for begin in range(0, gone, BATCH):
+                pipe.execute_command("BF.MDEL", "churn", *ids(10, begin, min(gone, begin + BATCH)))
+            deleted = sum(sum(reply) for reply in pipe.execute())
+            kept = churn - gone
+            present = hits(c, "churn", ids(10, gone, churn))
+            row = {"error": error, "adds": churn, "deletes": gone, "deleted": deleted,
+                   "kept": kept, "false_negatives": kept - present,
+                   "fp_rate_at_peak": fp_peak, "fp_rate": hits(c, "churn", absent) / probes,
+                   "deleted_still_present_rate": hits(c, "churn", ids(10, 0, gone)) / gone,
+                   "bytes_at_peak": bytes_peak, "bytes_after": usage(c, "churn"),
+                   "bits_per_item_held": round(usage(c, "churn") * 8 / kept, 2)}
+            c.delete("churn")
+            out["churn"].append(row)
+            print(f"  churn e={error}: {row}", file=sys.stderr)
+    return out
 
 
 def plot(data, out_png):
@@ -273,13 +446,17 @@ def main():
     default_so = os.path.join(os.path.dirname(__file__), "../../target/release/libbloomrs.so")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bloomrs", default=default_so)
-    parser.add_argument("--probes", type=int, default=100_000)
+    parser.add_argument("--probes", type=int, default=200_000,
+                        help="absent ids probed for each false-positive rate")
+    parser.add_argument("--sweep", type=int, default=2_000_000,
+                        help="compact against the tiers at every n from 1 to this")
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--longest", type=int, default=10_000_000)
     parser.add_argument("--churn", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true",
-                        help="n up to 100,000, a 300,000-item speed case, 1 run, 2M longest")
+                        help="n up to 100,000, 100,000 probes, a 300,000-item speed case, "
+                             "1 run, 2M longest, 200,000 churn")
     parser.add_argument("--out", default="docs/bench/compact.json")
     parser.add_argument("--plot-only", action="store_true",
                         help="redraw the plot of an existing --out file")
@@ -292,28 +469,37 @@ def main():
     if args.quick:
         points = [n for n in points if n <= 100_000]
         args.big, args.runs, args.longest, args.churn = 300_000, 1, 2_000_000, 200_000
-        args.probes = 50_000
+        args.probes = 100_000
     data = {"machine": describe(), "settings": vars(args)}
-    print("== memory and false positives", file=sys.stderr)
-    data["memory"] = memory(args.bloomrs, points, args.probes)
-    data["summary"] = summary(data["memory"])
+    print("== memory", file=sys.stderr)
+    data["memory"] = memory(args.bloomrs, points)
+    print("== compact against the tiers at every n", file=sys.stderr)
+    data["sweep"] = sweep(args.bloomrs, args.sweep)
+    data["summary"] = summary(data["memory"], data["sweep"])
+    print("== false positives", file=sys.stderr)
+    fp_points = [n for n in N_TARGETS if n <= max(points)]
+    doublings = {e: [d for d in s["doublings"] if d <= max(points)]
+                 for e, s in data["sweep"].items()}
+    data["false_positives"] = false_positives(args.bloomrs, fp_points, doublings, args.probes)
     print("== speed", file=sys.stderr)
     runs = [speed_once(args.bloomrs, args.big) for _ in range(args.runs)]
     median = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     median["ratio_exists"] = median["exists_compact"] / median["exists_link"]
     median["ratio_mexists40"] = median["mexists40_compact"] / median["mexists40_tiers"]
+    median["ratio_mexists40_link"] = median["mexists40_compact"] / median["mexists40_link"]
+    median["ratio_mexists40_absent"] = (median["mexists40_absent_compact"]
+                                        / median["mexists40_absent_tiers"])
     median["ratio_add"] = median["add_compact"] / median["add_link"]
     data["speed"] = {"runs": runs, "median": median, "big": args.big}
     print("== longest command while growing", file=sys.stderr)
-    data["longest"] = longest(args.bloomrs, args.longest)
+    data["longest"] = longest(args.bloomrs, args.longest, max(args.longest // 50, 100_000))
     print("== deletes", file=sys.stderr)
-    data["deletes"] = deletes(args.bloomrs, 100_000, args.churn)
+    data["deletes"] = deletes(args.bloomrs, 100_000, args.churn, args.probes)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(data, f, indent=1)
     plot(data, args.out.replace(".json", "-memory.png"))
-    print(json.dumps({"summary": data["summary"], "speed": median,
-                      "longest": data["longest"], "deletes": data["deletes"]}, indent=1))
+    print(json.dumps({"summary": data["summary"], "speed": median}, indent=1))
 
 
 if __name__ == "__main__":
