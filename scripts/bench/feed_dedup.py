@@ -19,10 +19,12 @@ of sampled users' keys against their items seen, and the tier growth of the heav
 --idle-share F makes that share of the users (the least active) refresh only once or twice,
 as most registered users of a feed do. --sparse-max-bytes N adds a third approach on its own
 server: bloomrs with bf-sparse-max-bytes N, where each user's filter starts sparse (the items'
-hashes) and becomes the same dense filter once that would be smaller.
+hashes) and becomes the same dense filter once that would be smaller. --compact adds compact
+filters (BF.RESERVE seen:{user} 0.01 1000 COMPACT: one table that doubles, no tiers) on a server
+of their own, reported against the tiers (compact_vs_tiers_memory).
 
 Usage: feed_dedup.py [--users N] [--top N] [--quick] [--item-ids hex|int] [--out FILE]
-                     [--idle-share F] [--sparse-max-bytes N]
+                     [--idle-share F] [--sparse-max-bytes N] [--compact]
 
 With --days N it runs the time-stepped simulation of `forgetting.py` instead: growing filters,
 windowed filters and trimmed sorted sets over N simulated days (e.g. --days 90 --window-days 30).
@@ -338,7 +340,8 @@ def parse_args():
     parser.add_argument("--sparse-max-bytes", type=int, default=0,
                         help="also run bloomrs with this bf-sparse-max-bytes (0: do not)")
     parser.add_argument("--compact", action="store_true",
-                        help="add compact filters (BF.RESERVE ... COMPACT) as another approach")
+                        help="add compact filters (BF.RESERVE ... 0.01 1000 COMPACT) as another "
+                             "approach, on its own server (in the time-stepped mode too)")
     parser.add_argument("--quick", action="store_true", help="10,000 users, --top 1000")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--out", default=None, help="default docs/bench/feed_dedup[-int].json")

@@ -12,6 +12,8 @@ lock-step on the same candidates:
                   GENERATIONS g; BF.MEXISTS; BF.MADD
     (c) zset:     ZMSCORE seen:{u}; ZADD seen:{u} <time> ...; ZREMRANGEBYSCORE seen:{u}
                   -inf <time - window> (what a Redis user builds without a module)
+    (d) compact:  with --compact, BF.RESERVE seen:{u} 0.01 1000 COMPACT; BF.MEXISTS; BF.MADD
+                  (grows like (a) and forgets nothing, next to the windowed filters)
 
 The windowed filters' server runs the `fault-injection` build, whose `BF.__FAULT CLOCK` sets
 the simulated time (the other two need no clock: the sorted set is scored by the simulated
@@ -22,6 +24,7 @@ were shown less than window * (g-1)/g ago (must be zero for the windowed filters
 sorted sets).
 """
 
+import contextlib
 import random
 import statistics
 import time
@@ -109,6 +112,13 @@ class Commands:
                                  "EXPANSION", args.window_expansion,
                                  "WINDOW", args.window_days * 86400,
                                  "GENERATIONS", args.generations)
+        pipe.execute_command("BF.MEXISTS", key(user), *ids)
+
+    @staticmethod
+    def compact(pipe, user, ids, now_ms, first, args):
+        if first:
+            pipe.execute_command("BF.RESERVE", key(user), ERROR_RATE, GROWING_CAPACITY,
+                                 "COMPACT")
         pipe.execute_command("BF.MEXISTS", key(user), *ids)
 
     @staticmethod
@@ -201,13 +211,18 @@ def simulate(args, start_ms):
     window_ms = args.window_days * DAY_MS
     remember_ms = window_ms * (args.generations - 1) // args.generations
     feed = Feed(args)
-    with RedisServer(args.bloomrs_fault) as growing_server, \
-            RedisServer(args.bloomrs_fault) as windowed_server, RedisServer() as zset_server:
+    with contextlib.ExitStack() as servers:
+        growing_server = servers.enter_context(RedisServer(args.bloomrs_fault))
+        windowed_server = servers.enter_context(RedisServer(args.bloomrs_fault))
+        zset_server = servers.enter_context(RedisServer())
         approaches = [
             Approach("growing", growing_server, args.users, None, None),
             Approach("windowed", windowed_server, args.users, window_ms, remember_ms),
             Approach("zset", zset_server, args.users, window_ms, window_ms),
         ]
+        if args.compact:
+            compact_server = servers.enter_context(RedisServer(args.bloomrs_fault))
+            approaches.append(Approach("compact", compact_server, args.users, None, None))
         baselines = [a.server.used_memory() for a in approaches]
         started = time.perf_counter()
         rounds = counts[0]
@@ -237,7 +252,13 @@ def run(args):
     window = args.window_days
     after_first = {name: r["memory_per_user_by_day"][window:] for name, r in results.items()}
     steady = {name: statistics.fmean(v) for name, v in after_first.items() if v}
-    return {
+    extra = {}
+    if "compact" in results:
+        final = {name: r["memory_per_user_by_day"][-1] for name, r in results.items()}
+        extra["final_memory_per_user"] = final
+        extra["compact_over_growing_final"] = final["compact"] / final["growing"]
+        extra["windowed_over_compact_final"] = final["windowed"] / final["compact"]
+    return extra | {
         "wall_seconds": round(elapsed, 1),
         "refreshes_per_day": sum(daily_refreshes(args)),
         "approaches": results,
@@ -260,3 +281,6 @@ def print_summary(result, args):
               f"shown again within memory {entry['shown_within_memory']}")
     print(f"windowed / zset memory per user after the first window: "
           f"{result['windowed_over_zset']:.3f}")
+    if "compact_over_growing_final" in result:
+        print(f"on the last day, compact / growing {result['compact_over_growing_final']:.3f}, "
+              f"windowed / compact {result['windowed_over_compact_final']:.3f}")

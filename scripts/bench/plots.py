@@ -192,14 +192,17 @@ def plot_feed_tiers(json_path):
 
 
 def plot_forget_memory(json_path):
-    """Memory per user by simulated day: growing filters, windowed filters, sorted sets."""
+    """Memory per user by simulated day: growing filters, windowed filters, sorted sets (and
+    compact filters when the run had --compact)."""
     data = _load(json_path)
     settings = data["settings"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
     styles = (("growing", COLORS[0], "--"), ("windowed", COLORS[0], "-"),
-              ("zset", COLORS[1], "-"))
+              ("zset", COLORS[1], "-"), ("compact", "#d62728", "-."))
     for name, color, line in styles:
-        entry = data["approaches"][name]
+        entry = data["approaches"].get(name)
+        if entry is None:
+            continue
         days = range(1, len(entry["memory_per_user_by_day"]) + 1)
         left.plot(days, entry["memory_per_user_by_day"], color=color, linestyle=line, label=name)
         right.plot(days, entry["heavy_user_bytes_by_day"], color=color, linestyle=line,

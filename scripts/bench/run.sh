@@ -12,7 +12,9 @@
 #                    positives after churn, saturation, and usec_per_call against plain Bloom
 #   compact.py       compact Bloom filters: MEMORY USAGE against the one-link floor, the tiers,
 #                    sparse and a SET; false positives; speed against one link and the tiers;
-#                    the longest command while growing; deletes
+#                    the longest command while growing; deletes; then feed_dedup.py --compact
+#                    with and without 80% idle users (compact filters next to the tiers and the
+#                    sparse start); the time-stepped run has compact filters next to the windowed
 # and prints the tables of the README and docs/ from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -24,7 +26,7 @@ cd "$(dirname "$0")/../.."
 stats_args=()
 feed_args=()
 sparse_args=()
-forget_args=(--days 90 --window-days 30)
+forget_args=(--days 90 --window-days 30 --compact)
 counting_args=()
 compact_args=()
 while [ $# -gt 0 ]; do
@@ -64,5 +66,11 @@ echo "== counting Bloom filters (scripts/bench/counting.py)"
 "$python" scripts/bench/counting.py --bloomrs "$module" "${counting_args[@]}"
 echo "== compact Bloom filters (scripts/bench/compact.py)"
 "$python" scripts/bench/compact.py --bloomrs "$module" "${compact_args[@]}"
+for idle in 0 0.8; do
+    out=docs/bench/feed_dedup-compact.json
+    [ "$idle" = 0.8 ] && out=docs/bench/feed_dedup-compact-idle.json
+    "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}" --compact \
+        --idle-share "$idle" --sparse-max-bytes 2048 --out "$out"
+done
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py

@@ -88,9 +88,13 @@ def comparison_table(data):
     return "\n".join(lines)
 
 
+FEED_NAMES = {"set": "per-user SET", "bloomrs": "bloomrs (tiers)",
+              "sparse": "tiers, sparse start", "compact": "compact"}
+
+
 def feed_table(data):
-    """SETs against bloomrs: memory, items seen, false positives, refreshes per second."""
-    sets, bloom = data["approaches"]["set"], data["approaches"]["bloomrs"]
+    """Every approach of the run: memory, items seen, false positives, refreshes per second."""
+    names = list(data["approaches"])
     rows = [
         ("used_memory per user", lambda e: f"{e['used_memory_per_user']:,.0f} B"),
         ("bytes per item seen", lambda e: f"{e['bytes_per_item_seen']:.2f}"),
@@ -102,8 +106,10 @@ def feed_table(data):
         ("items shown twice", lambda e: f"{e['shown_twice']}"),
         ("refreshes per second", lambda e: f"{e['refreshes_per_second']:,}"),
     ]
-    lines = ["| | per-user SET | bloomrs |", "|---|---:|---:|"]
-    lines += [f"| {name} | {cell(sets)} | {cell(bloom)} |" for name, cell in rows]
+    lines = ["| | " + " | ".join(FEED_NAMES.get(n, n) for n in names) + " |",
+             "|---|" + "---:|" * len(names)]
+    lines += [f"| {name} | " + " | ".join(cell(data["approaches"][n]) for n in names) + " |"
+              for name, cell in rows]
     return "\n".join(lines)
 
 
@@ -148,6 +154,127 @@ def forget_table(data):
     return "\n".join(lines)
 
 
+N_TARGETS = (100, 200, 500, 1000, 1500, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
+
+
+def _ranges(ranges):
+    return ", ".join(f"{a:,}–{b:,}" for a, b in ranges) or "none"
+
+
+def compact_tables(data):
+    """The tables of docs/bench/compact.md from a compact.json."""
+    out = []
+    memory = data["memory"]
+    by = {(r["error"], r["n"]): r for r in memory}
+    lines = ["| n | SET | tiers 0.01 | sparse 0.01 | compact 0.01 | floor 0.01 | compact / floor "
+             "| compact / tiers | compact 0.001 | floor 0.001 | compact / floor |",
+             "|---:|" + "---:|" * 10]
+    for n in sorted({r["n"] for r in memory}):
+        a, b = by[(0.01, n)], by.get((0.001, n))
+        cells = [f"{n:,}", f"{a['set']:,}", f"{a['tiers']:,}", f"{a['sparse']:,}",
+                 f"{a['compact']:,}", f"{a['floor']:,}", f"{a['compact'] / a['floor']:.2f}",
+                 f"{a['compact'] / a['tiers']:.2f}"]
+        if b:
+            cells += [f"{b['compact']:,}", f"{b['floor']:,}", f"{b['compact'] / b['floor']:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    out.append("\n".join(lines))
+
+    summary, sweep = data["summary"], data["sweep"]
+    rows = [
+        ("compact / floor, geometric mean (target ≤ 1.6)",
+         lambda s, w: f"**{s['geomean_compact_over_floor']:.2f}**"),
+        ("compact / floor, worst (target ≤ 2.5)",
+         lambda s, w: f"**{s['max_compact_over_floor']:.2f}** (n = {s['max_at']:,})"),
+        ("tiers / floor, geometric mean", lambda s, w: f"{s['geomean_tiers_over_floor']:.2f}"),
+        ("n of the list where compact > tiers",
+         lambda s, w: ", ".join(f"{n:,}" for n in s["n_where_compact_above_tiers"]) or "none"),
+        (f"every n from 1 to {sweep['0.01']['limit']:,} where compact > tiers (target: none)",
+         lambda s, w: _ranges(w["compact_above_tiers"])),
+        ("compact / tiers at worst over the sweep",
+         lambda s, w: f"{w['max_compact_over_tiers']:.2f}"),
+        ("starting hint 100 gives the same bytes as 1000",
+         lambda s, w: "yes" if s["hint100_equals_hint1000"] else "no"),
+    ]
+    listed = sorted({r["n"] for r in memory} & set(N_TARGETS))
+    lines = [f"| over n = {listed[0]:,} ... {listed[-1]:,} | ε = 0.01 | ε = 0.001 |",
+             "|---|---:|---:|"]
+    for name, cell in rows:
+        lines.append(f"| {name} | " + " | ".join(cell(summary[e], sweep[e])
+                                                 for e in ("0.01", "0.001")) + " |")
+    out.append("\n".join(lines))
+
+    fp = data["false_positives"]
+    lines = ["| ε | probes | 3σ margin | worst measured (n) | worst right after a doubling (n) "
+             "| within ε at every n | false negatives |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    for e, f in fp.items():
+        after = max((r for r in f["rows"] if r["where"] == "after doubling"),
+                    key=lambda r: r["fp_rate"], default=None)
+        after_cell = f"{100 * after['fp_rate']:.3f}% ({after['n']:,})" if after else "—"
+        lines.append(f"| {e} | {f['probes']:,} | ±{100 * f['margin']:.3f}% "
+                     f"| {100 * f['max_fp_rate']:.3f}% ({f['max_at']:,}) | {after_cell} "
+                     f"| {'yes' if f['all_within'] else 'no'} ({len(f['rows'])} sizes) "
+                     f"| {f['false_negatives']} |")
+    out.append("\n".join(lines))
+
+    m = data["speed"]["median"]
+    big = data["speed"]["big"]
+    lines = ["| case | compact | yardstick | ratio | target |", "|---|---:|---:|---:|---:|",
+             f"| `BF.EXISTS`, grown from capacity 100 to {big:,}, vs one link reserved for them "
+             f"| {m['exists_compact']:.2f} | {m['exists_link']:.2f} | **{m['ratio_exists']:.2f}** "
+             "| ≤ 1.2 |",
+             f"| `BF.MEXISTS` ×40, grown 1,000 → 111,000, vs the {m['tiers_links']}-tier filter "
+             f"| {m['mexists40_compact']:.2f} | {m['mexists40_tiers']:.2f} "
+             f"| **{m['ratio_mexists40']:.2f}** | ≤ 0.6 |",
+             f"| same, vs one link reserved for 111,000 | {m['mexists40_compact']:.2f} "
+             f"| {m['mexists40_link']:.2f} | {m['ratio_mexists40_link']:.2f} | — |",
+             f"| same, absent ids only, vs the tiers | {m['mexists40_absent_compact']:.2f} "
+             f"| {m['mexists40_absent_tiers']:.2f} | {m['ratio_mexists40_absent']:.2f} | — |",
+             f"| `BF.MEXISTS` ×40 on a missing key (the command's own cost) "
+             f"| {m['mexists40_missing']:.2f} | | | |",
+             f"| `BF.ADD` while growing to {big:,}, vs adding to the one link "
+             f"| {m['add_compact']:.2f} | {m['add_link']:.2f} | **{m['ratio_add']:.2f}** "
+             "| ≤ 1.5 |"]
+    out.append("\n".join(lines))
+
+    lg = data["longest"]
+    lines = [f"Longest single command while growing to {lg['items']:,} items: "
+             f"{lg['longest_madd_us'] / 1000:,.1f} ms (`BF.MADD` of 1,000 ids) against "
+             f"{lg['reserve_us'] / 1000:,.2f} ms for `BF.RESERVE k 0.01 {lg['items']:,}` "
+             f"(median of {len(lg.get('reserve_runs_us', [1]))}); table {lg['compact_bytes']:,} B",
+             "", "| held after | longest `BF.MADD` (ms) | table bytes | ns per byte |",
+             "|---:|---:|---:|---:|"]
+    previous = None
+    for step in lg.get("steps", []):
+        if step["bytes"] != previous:
+            per_byte = 1000 * step["longest_madd_us"] / step["bytes"]
+            lines.append(f"| {step['held']:,} | {step['longest_madd_us'] / 1000:,.1f} "
+                         f"| {step['bytes']:,} | {per_byte:.1f} |")
+        previous = step["bytes"]
+    out.append("\n".join(lines))
+
+    d = data["deletes"]
+    lines = ["| ε | COMPACT COUNTING bits/item (FP) | counting kind bits/item (FP) "
+             "| Cuckoo bits/item (FP, bucket size) |", "|---:|---:|---:|---:|"]
+    for row in d["bits"]:
+        cc, ct, cf = row["compact_counting"], row["counting"], row["cuckoo"]
+        cf_cell = (f"{cf['bits_per_item']} ({100 * cf['fp_rate']:.3f}%, {cf['bucket_size']})"
+                   if cf else "cannot reach it")
+        lines.append(f"| {row['error']} | {cc['memory_usage']} ({100 * cc['fp_rate']:.3f}%) "
+                     f"| {ct['memory_usage']} ({100 * ct['fp_rate']:.3f}%) | {cf_cell} |")
+    out.append("\n".join(lines))
+    lines = ["| ε | adds | deletes | deleted | false negatives | FP at peak | FP after deletes "
+             "| deleted items still present | bits per item held |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in d["churn"]:
+        lines.append(f"| {row['error']} | {row['adds']:,} | {row['deletes']:,} "
+                     f"| {row['deleted']:,} | {row['false_negatives']} "
+                     f"| {100 * row['fp_rate_at_peak']:.3f}% | {100 * row['fp_rate']:.3f}% "
+                     f"| {100 * row['deleted_still_present_rate']:.3f}% "
+                     f"| {row['bits_per_item_held']} |")
+    out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
     for name in ("commandstats.json", "commandstats-grown.json"):
@@ -165,18 +292,28 @@ def main():
         comparison = comparison_table(data)
         if comparison:
             print(comparison, "\n")
+    compact = os.path.join(folder, "compact.json")
+    if os.path.exists(compact):
+        data = _load(compact)
+        print(f"compact.json: compact Bloom filters — {machine_line(data['machine'])}\n")
+        print(compact_tables(data), "\n")
     for name in sorted(os.listdir(folder)):
         if name.startswith("feed_forget") and name.endswith(".json"):
             data = _load(os.path.join(folder, name))
             print(f"{name} — {data['settings']['users']:,} users, {data['settings']['days']} days, "
                   f"window {data['settings']['window_days']} days, windowed / zset after the "
-                  f"first window {data['windowed_over_zset']:.3f}\n")
+                  f"first window {data['windowed_over_zset']:.3f}"
+                  + (f", last day: compact / growing {data['compact_over_growing_final']:.3f}, "
+                     f"windowed / compact {data['windowed_over_compact_final']:.3f}"
+                     if "compact_over_growing_final" in data else "") + "\n")
             print(forget_table(data), "\n")
         elif name.startswith("feed") and name.endswith(".json"):
             data = _load(os.path.join(folder, name))
             print(f"{name} — {data['settings']['users']:,} users, {data['refreshes']:,} refreshes, "
                   f"{data['settings']['item_ids']} item ids, memory bloomrs / set "
-                  f"{data['memory_ratio']:.3f}\n")
+                  f"{data['memory_ratio']:.3f}"
+                  + (f", compact / tiers {data['compact_vs_tiers_memory']:.3f}"
+                     if "compact_vs_tiers_memory" in data else "") + "\n")
             print(feed_table(data), "\n")
             print(equal_items_table(data), "\n")
 
