@@ -26,9 +26,10 @@ Speed: usec_per_call (INFO commandstats: server time inside the command) of
     BF.ADD    while growing the compact filter against adding the same ids to the one link
 and the longest single command while a compact filter grows to --longest items (SLOWLOG), with
 the longest of every fiftieth of the run next to the table's bytes, against BF.RESERVE of a
-one-link filter of that size. Each speed case runs --runs times on a fresh server; medians are
-reported. The machine is shared and has 2 cores: the ratios, taken within one run, are what to
-read.
+one-link filter of that size. Each speed case runs --runs times on a fresh server, the lookups
+--rounds times in turns on each (mixed, absent-only and present-only ids); medians are reported.
+The machine is shared and has 2 cores: the ratios, taken within one run, are what to read.
+BF.ADD is also given without its calls over 200 us (the doublings), to show what they weigh.
 
 Deletes (COMPACT COUNTING): bits per item at 0.01 and 0.001 against the counting kind (one link
 sized for the items) and the smallest cuckoo filter within the rate (counting.py's choice), and
@@ -115,6 +116,10 @@ def memory(module, points):
                     "compact_hint100": usage(plain.client, "k:h"),
                     "floor": usage(plain.client, "k:f"),
                     "compact_type": plain.client.type("k:c"),
+                    "compact_capacity": plain.client.execute_command(
+                        "BF.INFO", "k:c", "CAPACITY")[0],
+                    "compact_items": plain.client.execute_command(
+                        "BF.INFO", "k:c", "ITEMS")[0],
                 }
                 if error == 0.01:
                     row["set"] = usage(plain.client, "k:s")
@@ -250,7 +255,24 @@ def summary(rows, swept):
         tier_ratios = [r["tiers"] / r["floor"] for r in at]
         worst = max(at, key=lambda r: r["compact"] / r["floor"])
         above_tiers = [r["n"] for r in rows if r["error"] == error and r["compact"] > r["tiers"]]
+        # compact / floor = (bits per slot / the floor's bits per item) / load, where the load
+        # is items held over slots: what a table that doubles pays for its empty slots, and what
+        # each slot costs, separately. Slots: the power of two whose 90% is the capacity.
+        slots = [2 ** round(math.log2(r["compact_capacity"] / 0.9)) for r in at]
+        load = [r["compact_items"] / q for r, q in zip(at, slots)]
+        per_slot = [r["compact"] * 8 / q for r, q in zip(at, slots)]
+        floor_bits = [r["floor"] * 8 / r["compact_items"] for r in at]
+        geo = lambda values: math.exp(statistics.fmean(map(math.log, values)))  # noqa: E731
         out[str(error)] = {
+            "bound": {
+                "geomean_one_over_load": geo([1 / x for x in load]),
+                "geomean_bits_per_slot": geo(per_slot),
+                "geomean_floor_bits_per_item": geo(floor_bits),
+                "geomean_slot_over_floor_bits": geo([a / b for a, b in zip(per_slot, floor_bits)]),
+                "rows": [{"n": r["n"], "slots": q, "load": round(x, 3),
+                          "bits_per_slot": round(b, 2), "floor_bits_per_item": round(f, 2)}
+                         for r, q, x, b, f in zip(at, slots, load, per_slot, floor_bits)],
+            },
             "geomean_compact_over_floor": math.exp(statistics.fmean(map(math.log, ratios))),
             "max_compact_over_floor": max(ratios),
             "max_at": worst["n"],
@@ -280,36 +302,66 @@ def timed(client, command, key, items, per_command=1):
     return per_call(client, command)
 
 
-def speed_once(module, big):
-    """One run of every speed case on a fresh server. `*_missing` is the same command on a key
-    that does not exist: what the command costs before it touches a filter (parsing, the reply),
-    which bounds how far any filter can go below another."""
+def lookups(c, cases, rounds):
+    """usec_per_call of every case, `rounds` times in turns (the order rotating, so no case
+    always follows another): the median of each, and the rounds."""
+    seen = {label: [] for label in cases}
+    labels = list(cases)
+    for r in range(rounds):
+        for label in labels[r % len(labels):] + labels[:r % len(labels)]:
+            command, key, probes, per = cases[label]
+            seen[label].append(timed(c, command, key, probes, per))
+    return {label: statistics.median(v) for label, v in seen.items()}, seen
+
+
+def speed_once(module, big, rounds):
+    """One run of every speed case on a fresh server; the lookups `rounds` times in turns.
+    `*_missing` is the same command on a key that does not exist: what the command costs before
+    it touches a filter (parsing, the reply), which bounds how far any filter can go below
+    another."""
     out = {}
     with RedisServer(module) as server:
         c = server.client
         c.execute_command("BF.RESERVE", "compact", "0.01", 100, "COMPACT")
         c.execute_command("BF.RESERVE", "link", "0.01", big)
         items = ids(3, 0, big)
+        # Commands over 200 us while the compact filter grows: its doublings.
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", 200)
+        c.execute_command("CONFIG", "SET", "slowlog-max-len", 10_000)
+        c.execute_command("SLOWLOG", "RESET")
         out["add_compact"] = timed(c, "BF.ADD", "compact", items)
+        slow = [e["duration"] for e in c.slowlog_get(10_000)
+                if "BF.ADD" in str(e["command"]).upper()]
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", 10_000)
+        out["add_compact_slow_calls"] = len(slow)
+        out["add_compact_without_slow"] = (out["add_compact"] * big - sum(slow)) / (big - len(slow))
         out["add_link"] = timed(c, "BF.ADD", "link", items)
         probes = ids(3, 0, 100_000) + ids(4, 0, 100_000)
-        out["exists_compact"] = timed(c, "BF.EXISTS", "compact", probes)
-        out["exists_link"] = timed(c, "BF.EXISTS", "link", probes)
-        out["exists_missing"] = timed(c, "BF.EXISTS", "missing", probes)
+        medians, out["exists_rounds"] = lookups(c, {
+            "exists_compact": ("BF.EXISTS", "compact", probes, 1),
+            "exists_link": ("BF.EXISTS", "link", probes, 1),
+            "exists_missing": ("BF.EXISTS", "missing", probes, 1),
+        }, rounds)
+        out |= medians
         c.delete("compact", "link")
         c.execute_command("BF.RESERVE", "compact", "0.01", 1000, "COMPACT")
         c.execute_command("BF.RESERVE", "tiers", "0.01", 1000, "EXPANSION", 10)
         c.execute_command("BF.RESERVE", "link", "0.01", 111_000)
         for key in ("compact", "tiers", "link"):
             add(c, key, 5, 0, 111_000)
-        probes = ids(5, 0, 40_000) + ids(6, 0, 40_000)
-        out["mexists40_compact"] = timed(c, "BF.MEXISTS", "compact", probes, 40)
-        out["mexists40_tiers"] = timed(c, "BF.MEXISTS", "tiers", probes, 40)
-        out["mexists40_link"] = timed(c, "BF.MEXISTS", "link", probes, 40)
-        out["mexists40_missing"] = timed(c, "BF.MEXISTS", "missing", probes, 40)
-        absent = ids(6, 0, 80_000)
-        out["mexists40_absent_compact"] = timed(c, "BF.MEXISTS", "compact", absent, 40)
-        out["mexists40_absent_tiers"] = timed(c, "BF.MEXISTS", "tiers", absent, 40)
+        mixed = ids(5, 0, 40_000) + ids(6, 0, 40_000)
+        absent, present = ids(6, 0, 80_000), ids(5, 0, 80_000)
+        medians, out["mexists40_rounds"] = lookups(c, {
+            "mexists40_compact": ("BF.MEXISTS", "compact", mixed, 40),
+            "mexists40_tiers": ("BF.MEXISTS", "tiers", mixed, 40),
+            "mexists40_link": ("BF.MEXISTS", "link", mixed, 40),
+            "mexists40_missing": ("BF.MEXISTS", "missing", mixed, 40),
+            "mexists40_absent_compact": ("BF.MEXISTS", "compact", absent, 40),
+            "mexists40_absent_tiers": ("BF.MEXISTS", "tiers", absent, 40),
+            "mexists40_present_compact": ("BF.MEXISTS", "compact", present, 40),
+            "mexists40_present_tiers": ("BF.MEXISTS", "tiers", present, 40),
+        }, rounds)
+        out |= medians
         out["tiers_links"] = c.execute_command("BF.INFO", "tiers", "FILTERS")[0]
         out["bytes_compact_111k"] = usage(c, "compact")
         out["bytes_tiers_111k"] = usage(c, "tiers")
@@ -345,9 +397,19 @@ def longest(module, items, chunk):
             reserves.append(max(e["duration"] for e in c.slowlog_get(10)
                                 if "BF.RESERVE" in str(e["command"]).upper()))
             c.delete("link")
+        # COPY of the final table: one pass that reads and writes every byte, what any doubling
+        # done in one command costs at least.
+        copies = []
+        for _ in range(3):
+            c.execute_command("SLOWLOG", "RESET")
+            c.execute_command("COPY", "compact", "copy")
+            copies.append(max(e["duration"] for e in c.slowlog_get(10)
+                              if "COPY" in str(e["command"]).upper()))
+            c.delete("copy")
         size = c.execute_command("BF.INFO", "compact", "SIZE")[0]
     return {"items": items, "longest_madd_us": worst, "reserve_us": statistics.median(reserves),
-            "reserve_runs_us": reserves, "compact_bytes": size, "steps": steps}
+            "reserve_runs_us": reserves, "copy_us": statistics.median(copies),
+            "copy_runs_us": copies, "compact_bytes": size, "steps": steps}
 
 
 def bits(client, key, n, info="BF.INFO"):
@@ -453,7 +515,9 @@ def main():
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--longest", type=int, default=10_000_000)
     parser.add_argument("--churn", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="fresh servers per speed case")
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="turns of the lookup cases on each server (medians)")
     parser.add_argument("--quick", action="store_true",
                         help="n up to 100,000, 100,000 probes, a 300,000-item speed case, "
                              "1 run, 2M longest, 200,000 churn")
@@ -469,6 +533,7 @@ def main():
     if args.quick:
         points = [n for n in points if n <= 100_000]
         args.big, args.runs, args.longest, args.churn = 300_000, 1, 2_000_000, 200_000
+        args.rounds = 5
         args.probes = 100_000
     data = {"machine": describe(), "settings": vars(args)}
     print("== memory", file=sys.stderr)
@@ -482,14 +547,18 @@ def main():
                  for e, s in data["sweep"].items()}
     data["false_positives"] = false_positives(args.bloomrs, fp_points, doublings, args.probes)
     print("== speed", file=sys.stderr)
-    runs = [speed_once(args.bloomrs, args.big) for _ in range(args.runs)]
-    median = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    runs = [speed_once(args.bloomrs, args.big, args.rounds) for _ in range(args.runs)]
+    median = {k: statistics.median(r[k] for r in runs) for k in runs[0]
+              if not k.endswith("_rounds")}
     median["ratio_exists"] = median["exists_compact"] / median["exists_link"]
     median["ratio_mexists40"] = median["mexists40_compact"] / median["mexists40_tiers"]
     median["ratio_mexists40_link"] = median["mexists40_compact"] / median["mexists40_link"]
     median["ratio_mexists40_absent"] = (median["mexists40_absent_compact"]
                                         / median["mexists40_absent_tiers"])
+    median["ratio_mexists40_present"] = (median["mexists40_present_compact"]
+                                         / median["mexists40_present_tiers"])
     median["ratio_add"] = median["add_compact"] / median["add_link"]
+    median["ratio_add_without_slow"] = median["add_compact_without_slow"] / median["add_link"]
     data["speed"] = {"runs": runs, "median": median, "big": args.big}
     print("== longest command while growing", file=sys.stderr)
     data["longest"] = longest(args.bloomrs, args.longest, max(args.longest // 50, 100_000))

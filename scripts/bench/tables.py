@@ -194,6 +194,13 @@ def compact_tables(data):
          lambda s, w: f"{w['max_compact_over_tiers']:.2f}"),
         ("starting hint 100 gives the same bytes as 1000",
          lambda s, w: "yes" if s["hint100_equals_hint1000"] else "no"),
+        ("what bounds the mean: 1 / load (items over slots), geometric mean",
+         lambda s, w: f"{s['bound']['geomean_one_over_load']:.2f}" if "bound" in s else "—"),
+        ("× bits per slot / the floor's bits per item, geometric mean",
+         lambda s, w: (f"{s['bound']['geomean_bits_per_slot']:.2f} / "
+                       f"{s['bound']['geomean_floor_bits_per_item']:.2f} = "
+                       f"{s['bound']['geomean_slot_over_floor_bits']:.2f}")
+         if "bound" in s else "—"),
     ]
     listed = sorted({r["n"] for r in memory} & set(N_TARGETS))
     lines = [f"| over n = {listed[0]:,} ... {listed[-1]:,} | ε = 0.01 | ε = 0.001 |",
@@ -229,18 +236,27 @@ def compact_tables(data):
              f"| {m['mexists40_link']:.2f} | {m['ratio_mexists40_link']:.2f} | — |",
              f"| same, absent ids only, vs the tiers | {m['mexists40_absent_compact']:.2f} "
              f"| {m['mexists40_absent_tiers']:.2f} | {m['ratio_mexists40_absent']:.2f} | — |",
+             f"| same, present ids only, vs the tiers | {m['mexists40_present_compact']:.2f} "
+             f"| {m['mexists40_present_tiers']:.2f} | {m['ratio_mexists40_present']:.2f} | — |",
              f"| `BF.MEXISTS` ×40 on a missing key (the command's own cost) "
              f"| {m['mexists40_missing']:.2f} | | | |",
              f"| `BF.ADD` while growing to {big:,}, vs adding to the one link "
              f"| {m['add_compact']:.2f} | {m['add_link']:.2f} | **{m['ratio_add']:.2f}** "
-             "| ≤ 1.5 |"]
+             "| ≤ 1.5 |",
+             f"| same, without the {m['add_compact_slow_calls']:.0f} calls over 200 µs "
+             f"(the doublings) | {m['add_compact_without_slow']:.2f} | {m['add_link']:.2f} "
+             f"| {m['ratio_add_without_slow']:.2f} | — |",
+             f"| `BF.EXISTS` on a missing key (the command's own cost) "
+             f"| {m['exists_missing']:.2f} | | | |"]
     out.append("\n".join(lines))
 
     lg = data["longest"]
     lines = [f"Longest single command while growing to {lg['items']:,} items: "
              f"{lg['longest_madd_us'] / 1000:,.1f} ms (`BF.MADD` of 1,000 ids) against "
              f"{lg['reserve_us'] / 1000:,.2f} ms for `BF.RESERVE k 0.01 {lg['items']:,}` "
-             f"(median of {len(lg.get('reserve_runs_us', [1]))}); table {lg['compact_bytes']:,} B",
+             f"(median of {len(lg.get('reserve_runs_us', [1]))}); table {lg['compact_bytes']:,} B"
+             + (f"; `COPY` of the final table (one pass over its bytes) "
+                f"{lg['copy_us'] / 1000:,.1f} ms" if "copy_us" in lg else ""),
              "", "| held after | longest `BF.MADD` (ms) | table bytes | ns per byte |",
              "|---:|---:|---:|---:|"]
     previous = None
