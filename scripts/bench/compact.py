@@ -290,31 +290,35 @@ def per_call(client, command):
     return stats["usec_per_call"] if stats else None
 
 
-def timed(client, command, key, items, per_command=1):
-    """usec_per_call of `command key item...` over the items (per_command items per call)."""
+def timed(client, command, key, items, per_command=1, repeat=1):
+    """usec_per_call of `command key item...` over the items (per_command items per call),
+    `repeat` times over."""
     client.execute_command("CONFIG", "RESETSTAT")
     pipe = client.pipeline(transaction=False)
-    for begin in range(0, len(items), per_command):
-        pipe.execute_command(command, key, *items[begin:begin + per_command])
-        if len(pipe) >= 2000:
-            pipe.execute()
+    for _ in range(repeat):
+        for begin in range(0, len(items), per_command):
+            pipe.execute_command(command, key, *items[begin:begin + per_command])
+            if len(pipe) >= 2000:
+                pipe.execute()
     pipe.execute()
     return per_call(client, command)
 
 
-def lookups(c, cases, rounds):
+def lookups(c, cases, rounds, repeat):
     """usec_per_call of every case, `rounds` times in turns (the order rotating, so no case
-    always follows another): the median of each, and the rounds."""
+    always follows another): the median of each, and the rounds. Each measurement sends its
+    probes `repeat` times, so that it lasts long enough (about 0.1 s of server time) for a
+    neighbour's burst on the shared cores to weigh little in it."""
     seen = {label: [] for label in cases}
     labels = list(cases)
     for r in range(rounds):
         for label in labels[r % len(labels):] + labels[:r % len(labels)]:
             command, key, probes, per = cases[label]
-            seen[label].append(timed(c, command, key, probes, per))
+            seen[label].append(timed(c, command, key, probes, per, repeat if per > 1 else 1))
     return {label: statistics.median(v) for label, v in seen.items()}, seen
 
 
-def speed_once(module, big, rounds):
+def speed_once(module, big, rounds, repeat):
     """One run of every speed case on a fresh server; the lookups `rounds` times in turns.
     `*_missing` is the same command on a key that does not exist: what the command costs before
     it touches a filter (parsing, the reply), which bounds how far any filter can go below
@@ -341,7 +345,7 @@ def speed_once(module, big, rounds):
             "exists_compact": ("BF.EXISTS", "compact", probes, 1),
             "exists_link": ("BF.EXISTS", "link", probes, 1),
             "exists_missing": ("BF.EXISTS", "missing", probes, 1),
-        }, rounds)
+        }, rounds, repeat)
         out |= medians
         c.delete("compact", "link")
         c.execute_command("BF.RESERVE", "compact", "0.01", 1000, "COMPACT")
@@ -360,7 +364,7 @@ def speed_once(module, big, rounds):
             "mexists40_absent_tiers": ("BF.MEXISTS", "tiers", absent, 40),
             "mexists40_present_compact": ("BF.MEXISTS", "compact", present, 40),
             "mexists40_present_tiers": ("BF.MEXISTS", "tiers", present, 40),
-        }, rounds)
+        }, rounds, repeat)
         out |= medians
         out["tiers_links"] = c.execute_command("BF.INFO", "tiers", "FILTERS")[0]
         out["bytes_compact_111k"] = usage(c, "compact")
@@ -478,6 +482,10 @@ def plot(data, out_png):
     for axis, error in zip(axes, (0.01, 0.001)):
         rows = [r for r in data["memory"] if r["error"] == error]
         n = [r["n"] for r in rows]
+        # The tiers and the compact filter at every n, from the sweep (step functions); the
+        # others at the measured n.
+        steps = [s for s in data.get("sweep", {}).get(str(error), {}).get("steps", [])
+                 if s[0] <= n[-1]]
         for name, label, style, color in (
             ("set", "SET of the ids", ":", "#7f7f7f"),
             ("tiers", "tiers (RESERVE e 1000 EXPANSION 10)", "-", "#1f77b4"),
@@ -485,10 +493,17 @@ def plot(data, out_png):
             ("compact", "compact (RESERVE e 1000 COMPACT)", "-", "#d62728"),
             ("floor", "one link sized for exactly n", "-.", "#9467bd"),
         ):
+            width = 2.5 if name == "compact" else 1.2
+            if steps and name in ("tiers", "compact"):
+                column = 1 if name == "tiers" else 2
+                axis.plot([s[0] for s in steps] + [n[-1]],
+                          [s[column] for s in steps] + [steps[-1][column]],
+                          drawstyle="steps-post", linestyle=style, label=label, color=color,
+                          linewidth=width)
+                continue
             values = [r.get(name) for r in rows]
             if all(v is not None for v in values):
-                axis.plot(n, values, linestyle=style, label=label, color=color,
-                          linewidth=2.5 if name == "compact" else 1.2)
+                axis.plot(n, values, linestyle=style, label=label, color=color, linewidth=width)
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("items held (16-character ids)")
@@ -497,11 +512,32 @@ def plot(data, out_png):
         axis.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     m = data["machine"]
-    figure.suptitle(f"{m.get('cpu')}, {m.get('cores')} cores; {m.get('redis_server')}; "
-                    f"commit {m.get('git_commit', '')}", fontsize=8)
+    server = (m.get("redis_server") or "").split(" sha")[0]
+    figure.suptitle(f"MEMORY USAGE of a value holding n ids — {m.get('cpu')}, {m.get('cores')} "
+                    f"cores; {server}", fontsize=9)
     figure.tight_layout()
     figure.savefig(out_png, dpi=110)
     plt.close(figure)
+
+
+SECTIONS = ("memory", "sweep", "fp", "speed", "longest", "deletes")
+
+
+def speed_medians(runs):
+    """The median over runs of every case (each run's value being the median of its rounds),
+    and the ratios of the medians."""
+    median = {k: statistics.median(r[k] for r in runs) for k in runs[0]
+              if not k.endswith("_rounds")}
+    median["ratio_exists"] = median["exists_compact"] / median["exists_link"]
+    median["ratio_mexists40"] = median["mexists40_compact"] / median["mexists40_tiers"]
+    median["ratio_mexists40_link"] = median["mexists40_compact"] / median["mexists40_link"]
+    median["ratio_mexists40_absent"] = (median["mexists40_absent_compact"]
+                                        / median["mexists40_absent_tiers"])
+    median["ratio_mexists40_present"] = (median["mexists40_present_compact"]
+                                         / median["mexists40_present_tiers"])
+    median["ratio_add"] = median["add_compact"] / median["add_link"]
+    median["ratio_add_without_slow"] = median["add_compact_without_slow"] / median["add_link"]
+    return median
 
 
 def main():
@@ -518,6 +554,11 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="fresh servers per speed case")
     parser.add_argument("--rounds", type=int, default=7,
                         help="turns of the lookup cases on each server (medians)")
+    parser.add_argument("--repeat", type=int, default=10,
+                        help="times the 80,000 BF.MEXISTS probes are sent per measurement")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated sections to measure again (memory, sweep, fp, "
+                             "speed, longest, deletes), updating an existing --out file")
     parser.add_argument("--quick", action="store_true",
                         help="n up to 100,000, 100,000 probes, a 300,000-item speed case, "
                              "1 run, 2M longest, 200,000 churn")
@@ -533,42 +574,49 @@ def main():
     if args.quick:
         points = [n for n in points if n <= 100_000]
         args.big, args.runs, args.longest, args.churn = 300_000, 1, 2_000_000, 200_000
-        args.rounds = 5
+        args.rounds, args.repeat = 5, 3
         args.probes = 100_000
-    data = {"machine": describe(), "settings": vars(args)}
-    print("== memory", file=sys.stderr)
-    data["memory"] = memory(args.bloomrs, points)
-    print("== compact against the tiers at every n", file=sys.stderr)
-    data["sweep"] = sweep(args.bloomrs, args.sweep)
+    sections = SECTIONS if args.only is None else args.only.split(",")
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        sys.exit(f"unknown sections {sorted(unknown)}: choose among {', '.join(SECTIONS)}")
+    if args.only is None:
+        data = {"machine": describe(), "settings": vars(args)}
+    else:
+        with open(args.out) as f:
+            data = json.load(f)
+        data.setdefault("reruns", []).append({"sections": sections, "machine": describe(),
+                                              "settings": vars(args)})
+    if "memory" in sections:
+        print("== memory", file=sys.stderr)
+        data["memory"] = memory(args.bloomrs, points)
+    if "sweep" in sections:
+        print("== compact against the tiers at every n", file=sys.stderr)
+        data["sweep"] = sweep(args.bloomrs, args.sweep)
     data["summary"] = summary(data["memory"], data["sweep"])
-    print("== false positives", file=sys.stderr)
-    fp_points = [n for n in N_TARGETS if n <= max(points)]
-    doublings = {e: [d for d in s["doublings"] if d <= max(points)]
-                 for e, s in data["sweep"].items()}
-    data["false_positives"] = false_positives(args.bloomrs, fp_points, doublings, args.probes)
-    print("== speed", file=sys.stderr)
-    runs = [speed_once(args.bloomrs, args.big, args.rounds) for _ in range(args.runs)]
-    median = {k: statistics.median(r[k] for r in runs) for k in runs[0]
-              if not k.endswith("_rounds")}
-    median["ratio_exists"] = median["exists_compact"] / median["exists_link"]
-    median["ratio_mexists40"] = median["mexists40_compact"] / median["mexists40_tiers"]
-    median["ratio_mexists40_link"] = median["mexists40_compact"] / median["mexists40_link"]
-    median["ratio_mexists40_absent"] = (median["mexists40_absent_compact"]
-                                        / median["mexists40_absent_tiers"])
-    median["ratio_mexists40_present"] = (median["mexists40_present_compact"]
-                                         / median["mexists40_present_tiers"])
-    median["ratio_add"] = median["add_compact"] / median["add_link"]
-    median["ratio_add_without_slow"] = median["add_compact_without_slow"] / median["add_link"]
-    data["speed"] = {"runs": runs, "median": median, "big": args.big}
-    print("== longest command while growing", file=sys.stderr)
-    data["longest"] = longest(args.bloomrs, args.longest, max(args.longest // 50, 100_000))
-    print("== deletes", file=sys.stderr)
-    data["deletes"] = deletes(args.bloomrs, 100_000, args.churn, args.probes)
+    if "fp" in sections:
+        print("== false positives", file=sys.stderr)
+        fp_points = [n for n in N_TARGETS if n <= max(points)]
+        doublings = {e: [d for d in s["doublings"] if d <= max(points)]
+                     for e, s in data["sweep"].items()}
+        data["false_positives"] = false_positives(args.bloomrs, fp_points, doublings,
+                                                  args.probes)
+    if "speed" in sections:
+        print("== speed", file=sys.stderr)
+        runs = [speed_once(args.bloomrs, args.big, args.rounds, args.repeat)
+                for _ in range(args.runs)]
+        data["speed"] = {"runs": runs, "median": speed_medians(runs), "big": args.big}
+    if "longest" in sections:
+        print("== longest command while growing", file=sys.stderr)
+        data["longest"] = longest(args.bloomrs, args.longest, max(args.longest // 50, 100_000))
+    if "deletes" in sections:
+        print("== deletes", file=sys.stderr)
+        data["deletes"] = deletes(args.bloomrs, 100_000, args.churn, args.probes)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(data, f, indent=1)
     plot(data, args.out.replace(".json", "-memory.png"))
-    print(json.dumps({"summary": data["summary"], "speed": median}, indent=1))
+    print(json.dumps({"summary": data["summary"], "speed": data["speed"]["median"]}, indent=1))
 
 
 if __name__ == "__main__":

@@ -121,7 +121,10 @@ def _save_with_caption(figure, data, json_path, suffix):
 
 
 def _memory_axis(axis, samples, heavy):
-    for name, color, marker in (("set", COLORS[1], "o"), ("bloomrs", COLORS[0], "s")):
+    for name, color, marker in (("set", COLORS[1], "o"), ("bloomrs", COLORS[0], "s"),
+                                ("compact", "#d62728", "^")):
+        if name not in samples:
+            continue
         points = samples[name]
         axis.scatter([p[0] for p in points], [p[1] for p in points], s=6, alpha=0.5,
                      color=color, marker=marker, label=f"{name}: sampled users")
@@ -140,7 +143,8 @@ def _memory_axis(axis, samples, heavy):
 
 
 def plot_feed_memory(json_path):
-    """Memory of one user's key against the items that user has seen, SET against bloomrs."""
+    """Memory of one user's key against the items that user has seen, SET against bloomrs (and
+    compact filters when the run had --compact)."""
     data = _load(json_path)
     figure, axis = plt.subplots(figsize=(7.5, 5))
     _memory_axis(axis, data["samples"], data["heavy_user"])
