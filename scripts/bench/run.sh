@@ -14,7 +14,8 @@
 #                    sparse and a SET; false positives; speed against one link and the tiers;
 #                    the longest command while growing; deletes; then feed_dedup.py --compact
 #                    with and without 80% idle users (compact filters next to the tiers and the
-#                    sparse start); the time-stepped run has compact filters next to the windowed
+#                    sparse start), and the time-stepped run again with compact filters next to
+#                    the windowed ones (--compact, feed_forget-compact.json)
 # and prints the tables of the README and docs/ from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/../.."
 stats_args=()
 feed_args=()
 sparse_args=()
-forget_args=(--days 90 --window-days 30 --compact)
+forget_args=(--days 90 --window-days 30)
 counting_args=()
 compact_args=()
 while [ $# -gt 0 ]; do
@@ -72,5 +73,7 @@ for idle in 0 0.8; do
     "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}" --compact \
         --idle-share "$idle" --sparse-max-bytes 2048 --out "$out"
 done
+"$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
+    --out docs/bench/feed_forget-compact.json
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py
