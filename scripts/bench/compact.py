@@ -523,20 +523,25 @@ def plot(data, out_png):
 SECTIONS = ("memory", "sweep", "fp", "speed", "longest", "deletes")
 
 
+RATIOS = {
+    "ratio_exists": ("exists_compact", "exists_link"),
+    "ratio_mexists40": ("mexists40_compact", "mexists40_tiers"),
+    "ratio_mexists40_link": ("mexists40_compact", "mexists40_link"),
+    "ratio_mexists40_absent": ("mexists40_absent_compact", "mexists40_absent_tiers"),
+    "ratio_mexists40_present": ("mexists40_present_compact", "mexists40_present_tiers"),
+    "ratio_add": ("add_compact", "add_link"),
+    "ratio_add_without_slow": ("add_compact_without_slow", "add_link"),
+}
+
+
 def speed_medians(runs):
     """The median over runs of every case (each run's value being the median of its rounds),
-    and the ratios of the medians."""
+    and of every ratio taken within a run (paired: both sides measured on the same server in
+    the same minutes)."""
     median = {k: statistics.median(r[k] for r in runs) for k in runs[0]
               if not k.endswith("_rounds")}
-    median["ratio_exists"] = median["exists_compact"] / median["exists_link"]
-    median["ratio_mexists40"] = median["mexists40_compact"] / median["mexists40_tiers"]
-    median["ratio_mexists40_link"] = median["mexists40_compact"] / median["mexists40_link"]
-    median["ratio_mexists40_absent"] = (median["mexists40_absent_compact"]
-                                        / median["mexists40_absent_tiers"])
-    median["ratio_mexists40_present"] = (median["mexists40_present_compact"]
-                                         / median["mexists40_present_tiers"])
-    median["ratio_add"] = median["add_compact"] / median["add_link"]
-    median["ratio_add_without_slow"] = median["add_compact_without_slow"] / median["add_link"]
+    for name, (a, b) in RATIOS.items():
+        median[name] = statistics.median(r[a] / r[b] for r in runs)
     return median
 
 
