@@ -293,7 +293,8 @@ def main():
         points = [n for n in points if n <= 100_000]
         args.big, args.runs, args.longest, args.churn = 300_000, 1, 2_000_000, 200_000
         args.probes = 50_000
-    data = {"machine": describe(), "settings": vars(args)}
+    data = {"machine": describe(),
+            "settings": vars(args) | {"bloomrs": os.path.basename(args.bloomrs)}}
     print("== memory and false positives", file=sys.stderr)
     data["memory"] = memory(args.bloomrs, points, args.probes)
     data["summary"] = summary(data["memory"])
