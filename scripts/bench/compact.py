@@ -585,13 +585,15 @@ def main():
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         sys.exit(f"unknown sections {sorted(unknown)}: choose among {', '.join(SECTIONS)}")
+    # The module file's name only: results never say where it was built.
+    settings = vars(args) | {"bloomrs": os.path.basename(args.bloomrs)}
     if args.only is None:
-        data = {"machine": describe(), "settings": vars(args)}
+        data = {"machine": describe(), "settings": settings}
     else:
         with open(args.out) as f:
             data = json.load(f)
         data.setdefault("reruns", []).append({"sections": sections, "machine": describe(),
-                                              "settings": vars(args)})
+                                              "settings": settings})
     if "memory" in sections:
         print("== memory", file=sys.stderr)
         data["memory"] = memory(args.bloomrs, points)
