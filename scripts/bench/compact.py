@@ -1,7 +1,7 @@
 """Compact Bloom filters (COMPACT): memory against the one-link floor, false positives, speed.
 
-Memory: MEMORY USAGE (SAMPLES 0) of filters holding n 16-character ids, for n in N_POINTS and
-error rates 0.01 and 0.001, of
+Memory: MEMORY USAGE (SAMPLES 0) of filters holding n 16-character ids, for n in N_SMALL and
+N_TARGETS and error rates 0.01 and 0.001, of
     set      a SET of the ids (the same at both rates)
     tiers    BF.RESERVE k e 1000 EXPANSION 10 (the feed's per-user tiers), then the ids
     sparse   the same on a server with bf-sparse-max-bytes 2048
@@ -132,9 +132,9 @@ def memory(module, points):
     return rows
 
 
-# Grows k:t (the tiers) and k:c (compact) one id at a time from ARGV[3] to ARGV[4] and returns
-# every n at which the MEMORY USAGE of either changed: {n, tiers bytes, compact bytes}. The ids
-# are sweep_id(n) (the same 16 hex characters in Python below).
+# Grows KEYS[1] (the tiers) and KEYS[2] (compact) one id at a time, the ids of n = ARGV[1] to
+# ARGV[2], and returns the first n and every n at which the MEMORY USAGE of either changed:
+# {n, tiers bytes, compact bytes}. The ids are sweep_id(n) (the same 16 hex characters below).
 SWEEP = """
 local out, last_t, last_c = {}, -1, -1
 for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
