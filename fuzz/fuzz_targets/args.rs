@@ -74,6 +74,10 @@ fn check_created(options: &BloomOptions) {
         assert!((MIN_GENERATIONS..=MAX_GENERATIONS).contains(&window.generations));
         assert!(!options.counting);
     }
+    // A compact filter grows and keeps no window.
+    if options.compact {
+        assert!(options.scaling && options.window.is_none());
+    }
 }
 
 /// Whether a whole word (WINDOW, COUNTING, ...) is among the arguments from `from` on.
@@ -83,13 +87,19 @@ fn has_word(args: &ByteArgs, from: usize, word: &str) -> bool {
 
 fn check_bf_reserve(args: &ByteArgs) {
     let parsed = bf::parse_bf_reserve(args);
-    let arity = (4..=7).contains(&args.len());
+    // The window's four words, COUNTING and COMPACT widen RedisBloom's arity when present.
+    let most = 7
+        + 4 * usize::from(has_word(args, 4, "WINDOW"))
+        + usize::from(has_word(args, 4, "COUNTING"))
+        + usize::from(has_word(args, 4, "COMPACT"));
+    let arity = (4..=most).contains(&args.len());
     assert_eq!(parsed == Err(bf::ArgError::Arity), !arity);
     if let Ok(options) = parsed {
         check_created(&options);
         assert!(options.scaling || options.growth == DEFAULT_GROWTH);
         assert_eq!(options.counting, has_word(args, 4, "COUNTING"));
         assert_eq!(options.window.is_some(), has_word(args, 4, "WINDOW"));
+        assert_eq!(options.compact, has_word(args, 4, "COMPACT"));
     }
 }
 
@@ -101,6 +111,11 @@ fn check_bf_insert(args: &ByteArgs) {
         ..DEFAULTS
     };
     check_bf_insert_with(args, counting);
+    let compact = BloomOptions {
+        compact: true,
+        ..DEFAULTS
+    };
+    check_bf_insert_with(args, compact);
 }
 
 fn check_bf_insert_with(args: &ByteArgs, defaults: BloomOptions) {

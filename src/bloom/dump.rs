@@ -93,6 +93,17 @@ pub fn encode_header(
     out
 }
 
+/// Where a LOADCHUNK chunk of `len` bytes that SCANDUMP returned with iterator `iter` starts
+/// (byte `iter - len - 1` of the dumped data), for the kinds whose chunks continue one
+/// another; `BadData` when the iterator cannot be one SCANDUMP gave.
+pub fn chunk_start(iter: i64, len: usize) -> Result<u64, ChunkError> {
+    u64::try_from(iter)
+        .ok()
+        .and_then(|end| end.checked_sub(len as u64))
+        .and_then(|start| start.checked_sub(1))
+        .ok_or(ChunkError::BadData)
+}
+
 impl Chain {
     /// An empty chain (all bits clear) shaped as a LOADCHUNK header describes.
     pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Chain, HeaderError> {

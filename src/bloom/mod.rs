@@ -9,7 +9,7 @@ mod probe;
 mod rdb;
 
 pub use cells::{Bits, Cells};
-pub use dump::{encode_header, Chunk, ChunkError, HeaderError, MAX_CHUNK};
+pub use dump::{chunk_start, encode_header, Chunk, ChunkError, HeaderError, MAX_CHUNK};
 pub use link::{
     Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
 };

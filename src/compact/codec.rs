@@ -19,7 +19,7 @@ use super::table::{table_bytes, Table};
 use super::{
     fingerprint_bits, max_entries, value_bytes, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS,
 };
-use crate::bloom::{ChunkError, HeaderError, MAX_CHUNK};
+use crate::bloom::{chunk_start, ChunkError, HeaderError, MAX_CHUNK};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// The first eight bytes of every compact header.
@@ -261,11 +261,7 @@ impl Compact {
     /// (else it is taken back and nothing changes).
     pub fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
         let len = data.len() as u64;
-        let start = u64::try_from(iter)
-            .ok()
-            .and_then(|end| end.checked_sub(len))
-            .and_then(|start| start.checked_sub(1))
-            .ok_or(ChunkError::BadData)?;
+        let start = chunk_start(iter, data.len())?;
         if start != self.received {
             return Err(ChunkError::NoLink);
         }

@@ -13,7 +13,9 @@
 
 use super::rdb::{decode_hashes, encode_hashes};
 use super::{Sparse, HASH_BYTES};
-use crate::bloom::{encode_header, Bits, Cells, ChunkError, HeaderError, Link, MAX_CHUNK};
+use crate::bloom::{
+    chunk_start, encode_header, Bits, Cells, ChunkError, HeaderError, Link, MAX_CHUNK,
+};
 use crate::bloom::{CreateError, OPT_FORCE64};
 use crate::rdb::LoadError;
 
@@ -138,12 +140,7 @@ impl Sparse {
     /// Appends a data chunk that `chunks` returned with iterator `iter`: it must continue
     /// where the pairs end, and the result must pass the validator (else nothing changes).
     pub fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
-        let len = data.len() as u64;
-        let start = u64::try_from(iter)
-            .ok()
-            .and_then(|end| end.checked_sub(len))
-            .and_then(|start| start.checked_sub(1))
-            .ok_or(ChunkError::BadData)?;
+        let start = chunk_start(iter, data.len())?;
         if start != self.len() * HASH_BYTES {
             return Err(ChunkError::NoLink);
         }
