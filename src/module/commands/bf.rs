@@ -126,7 +126,7 @@ fn insert_items(
         (Slot::Empty, Some(o)) => {
             let (filter, announced) = kinds::create(&mut key, &o, &mut write)?;
             if !announced {
-                announce_creation(&mut write, &o, filter.header());
+                announce_creation(&mut write, &o, &*filter);
             }
             changed = true;
             filter
@@ -166,14 +166,14 @@ fn insert_items(
 /// BF.RESERVE cannot say them all (a non-scaling filter keeps an expansion BF.RESERVE refuses
 /// to take), as `BF.LOADCHUNK key 1 <header>` of the new filter, which every copy loads
 /// through the same validator.
-fn announce_creation(write: &mut Write, options: &BloomOptions, header: Vec<u8>) {
+fn announce_creation(write: &mut Write, options: &BloomOptions, filter: &dyn BloomValue) {
     let args = reserve_args(options);
     let mut argv: Vec<&[u8]> = vec![b"BF.RESERVE", b"key"];
     argv.extend(args.iter().map(Vec::as_slice));
     if parse_bf_reserve(&ByteArgs(&argv)) == Ok(*options) {
         write.effect(c"BF.RESERVE", args);
     } else {
-        write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), header]);
+        write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), filter.header()]);
     }
 }
 
