@@ -8,9 +8,12 @@
 //! machine's load, run one case under cachegrind twice, with `--ops none` and with the
 //! operation, and subtract.
 
+mod common;
+
 use std::hint::black_box;
 
 use bloomrs::bloom::Chain;
+use common::{draws, fill, per_batch_item, time};
 
 const MAX_BYTES: u64 = u64::MAX;
 
@@ -26,65 +29,10 @@ const SWEEP: [(usize, u64); 6] = [
 ];
 const ITEMS: u64 = 900_000;
 
-fn item(i: u64) -> Vec<u8> {
-    format!("{i:012}").into_bytes()
-}
-
 fn filled(capacity: u64, error: f64, growth: u32, items: u64) -> Chain {
     let mut chain = Chain::new(capacity, error, growth, true, MAX_BYTES).unwrap();
-    for i in 0..items {
-        chain.add(&item(i), MAX_BYTES).unwrap();
-    }
+    fill(items, |it| chain.add(it, MAX_BYTES).unwrap());
     chain
-}
-
-/// A fixed pseudo-random sequence of items in `0..range`.
-fn draws(range: u64, count: usize, seed: u64) -> Vec<Vec<u8>> {
-    let mut state = seed | 1;
-    (0..count)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            item(state % range)
-        })
-        .collect()
-}
-
-/// CPU time of this thread, in nanoseconds: unlike wall time it leaves out the time the
-/// thread waited for a core, which dominates on a busy machine.
-fn cpu_ns() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        seconds: i64,
-        nanoseconds: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut time = Timespec {
-        seconds: 0,
-        nanoseconds: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which `time` is, and reads nothing else.
-    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
-    time.seconds as f64 * 1e9 + time.nanoseconds as f64
-}
-
-/// Median nanoseconds per call of `body` over `rounds` passes over `items`.
-fn time(rounds: usize, items: &[Vec<u8>], mut body: impl FnMut(&[u8])) -> f64 {
-    let mut samples: Vec<f64> = (0..rounds)
-        .map(|_| {
-            let start = cpu_ns();
-            for it in items {
-                body(it);
-            }
-            (cpu_ns() - start) / items.len() as f64
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
 
 /// Command-line choices: `--links 1,14` (default: the whole sweep), `--ops exists,add`
@@ -183,18 +131,9 @@ fn main() {
 
 /// Nanoseconds per item of `contains_each` over batches of `batch` items.
 fn mexists_ns(chain: &Chain, reads: &[Vec<u8>], rounds: usize, batch: usize) -> f64 {
-    let batches: Vec<&[Vec<u8>]> = reads.chunks_exact(batch).collect();
-    let mut samples: Vec<f64> = (0..rounds)
-        .map(|_| {
-            let start = cpu_ns();
-            for b in &batches {
-                chain.contains_each(b.iter().map(Vec::as_slice), |found| {
-                    black_box(found);
-                });
-            }
-            (cpu_ns() - start) / (batches.len() * batch) as f64
+    per_batch_item(rounds, reads, batch, |b| {
+        chain.contains_each(b.iter().map(Vec::as_slice), |found| {
+            black_box(found);
         })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    })
 }

@@ -8,84 +8,27 @@
 //! `cargo bench --no-default-features --bench compact` (`-- --quick` for fewer rounds).
 //! Times are the thread's CPU time, the median of the rounds.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::Instant;
 
 use bloomrs::bloom::Chain;
 use bloomrs::compact::Compact;
+use common::{draws, fill, item, per_batch_item, time};
 
 const MAX_BYTES: u64 = u64::MAX;
 const ERROR: f64 = 0.01;
 
-fn item(i: u64) -> Vec<u8> {
-    format!("{i:012}").into_bytes()
-}
-
-/// A fixed pseudo-random sequence of items in `0..range`.
-fn draws(range: u64, count: usize, seed: u64) -> Vec<Vec<u8>> {
-    let mut state = seed | 1;
-    (0..count)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            item(state % range)
-        })
-        .collect()
-}
-
-/// CPU time of this thread, in nanoseconds.
-fn cpu_ns() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        seconds: i64,
-        nanoseconds: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut time = Timespec {
-        seconds: 0,
-        nanoseconds: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which `time` is, and reads nothing else.
-    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
-    time.seconds as f64 * 1e9 + time.nanoseconds as f64
-}
-
-/// Median nanoseconds per item of `body` over `rounds` passes over `items`.
-fn time(rounds: usize, items: &[Vec<u8>], mut body: impl FnMut(&[u8])) -> f64 {
-    let mut samples: Vec<f64> = (0..rounds)
-        .map(|_| {
-            let start = cpu_ns();
-            for it in items {
-                body(it);
-            }
-            (cpu_ns() - start) / items.len() as f64
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
-}
-
 fn chain(capacity: u64, growth: u32, items: u64) -> (Chain, f64) {
     let mut chain = Chain::new(capacity, ERROR, growth, true, MAX_BYTES).unwrap();
-    let start = cpu_ns();
-    for i in 0..items {
-        chain.add(&item(i), MAX_BYTES).unwrap();
-    }
-    let ns = (cpu_ns() - start) / items as f64;
+    let ns = fill(items, |it| chain.add(it, MAX_BYTES).unwrap());
     (chain, ns)
 }
 
 fn compact(capacity: u64, items: u64) -> (Compact, f64) {
     let mut filter = Compact::new(capacity, ERROR, false, MAX_BYTES).unwrap();
-    let start = cpu_ns();
-    for i in 0..items {
-        filter.add(&item(i), MAX_BYTES).unwrap();
-    }
-    let ns = (cpu_ns() - start) / items as f64;
+    let ns = fill(items, |it| filter.add(it, MAX_BYTES).unwrap());
     (filter, ns)
 }
 
@@ -135,23 +78,16 @@ fn main() {
     let (feed, _) = chain(1000, 10, 111_000);
     let (feed_compact, _) = compact(1000, 111_000);
     let feed_reads = draws(222_000, count, 17);
-    let batches: Vec<&[Vec<u8>]> = feed_reads.chunks_exact(40).collect();
-    let tiers = time(rounds, &feed_reads[..batches.len() * 40], |_| {});
-    let _ = tiers;
-    let mexists_chain = median(rounds, || {
-        for b in &batches {
-            feed.contains_each(b.iter().map(Vec::as_slice), |found| {
-                black_box(found);
-            });
-        }
-    }) / (batches.len() * 40) as f64;
-    let mexists_compact = median(rounds, || {
-        for b in &batches {
-            feed_compact.contains_each(b.iter().map(Vec::as_slice), |found| {
-                black_box(found);
-            });
-        }
-    }) / (batches.len() * 40) as f64;
+    let mexists_chain = per_batch_item(rounds, &feed_reads, 40, |b| {
+        feed.contains_each(b.iter().map(Vec::as_slice), |found| {
+            black_box(found);
+        })
+    });
+    let mexists_compact = per_batch_item(rounds, &feed_reads, 40, |b| {
+        feed_compact.contains_each(b.iter().map(Vec::as_slice), |found| {
+            black_box(found);
+        })
+    });
     println!(
         "feed (111,000 items): BF.MEXISTS x40 ns per item: 3 links {mexists_chain:.1}, compact {mexists_compact:.1}, ratio {:.2}",
         mexists_compact / mexists_chain
@@ -180,17 +116,4 @@ fn main() {
         longest.0 / 1e6,
         longest.1
     );
-}
-
-/// Median nanoseconds of `body` over `rounds` runs.
-fn median(rounds: usize, mut body: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..rounds)
-        .map(|_| {
-            let start = cpu_ns();
-            body();
-            cpu_ns() - start
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
