@@ -16,6 +16,31 @@ out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "fuzz/corpus")
 def blob(data):
     return struct.pack("<I", len(data)) + data
 
+def uint(v):
+    """An RDB unsigned field as a DUMP payload holds it."""
+    return b"\x02\x81" + struct.pack(">Q", v)
+
+def double(v):
+    """An RDB double field."""
+    return b"\x04" + struct.pack("<d", v)
+
+def buffer(data):
+    """An RDB string buffer field."""
+    return b"\x05\x80" + struct.pack(">I", len(data)) + data
+
+def write_seeds(target, name, header, chunk, fields):
+    """A kind's two seeds: `chunks_<name>` (mode byte 1: the LOADCHUNK header and its one
+    chunk, at iterator 1 + its length) and `rdb_<name>` (mode byte 0: a DUMP payload of
+    `fields`)."""
+    seeds = {
+        f"chunks_{name}": b"\x01" + blob(header) + struct.pack("<q", 1 + len(chunk)) + blob(chunk),
+        f"rdb_{name}": b"\x00\x07\x01" + b"".join(fields) + b"\x00",
+    }
+    os.makedirs(os.path.join(out, target), exist_ok=True)
+    for seed, content in seeds.items():
+        with open(os.path.join(out, target, seed), "wb") as f:
+            f.write(content)
+
 for key, spec in fixtures["keys"].items():
     kind = "bloom" if spec["type"] == "bf" else "cuckoo"
     chunks = [(it, base64.b64decode(data)) for it, data in spec["scandump"]]
@@ -35,10 +60,8 @@ for key, spec in fixtures["keys"].items():
             f.write(content)
 
 def windowed_seeds():
-    """Windowed filters of one empty generation (the decoders' own formats, built here):
-    a LOADCHUNK header with its chunk, and an RDB value as a DUMP payload."""
+    """Windowed filters of one empty generation (the decoders' own formats, built here)."""
     import math
-    seeds = {}
     for window_ms, g, capacity, error, scaling in ((60_000, 4, 100, 0.01, True),
                                                    (3_000, 2, 10, 0.1, False)):
         cap, err = -(-capacity // g), error / g
@@ -53,76 +76,35 @@ def windowed_seeds():
         header = b"bloomrsW" + struct.pack("<IQIQdIIQI", 1, window_ms, g, capacity, error, 2,
                                            0 if scaling else 1, slot, 1)
         header += struct.pack("<QI", slot, len(chain)) + chain
-        name = f"w{window_ms}_g{g}"
-        seeds[f"chunks_{name}"] = b"\x01" + blob(header) + struct.pack("<q", 1 + nbytes) + blob(bytes(nbytes))
-        def uint(v):
-            return b"\x02\x81" + struct.pack(">Q", v)
-        fields = [uint(window_ms), uint(g), uint(capacity), b"\x04" + struct.pack("<d", error),
+        fields = [uint(window_ms), uint(g), uint(capacity), double(error),
                   uint(2), uint(0 if scaling else 1), uint(slot), uint(1), uint(slot),
                   uint(0), uint(1), uint(options), uint(2), uint(cap),
-                  b"\x04" + struct.pack("<d", link_error), uint(hashes),
-                  b"\x04" + struct.pack("<d", bpe), uint(nbytes * 8), uint(0),
-                  b"\x05" + b"\x80" + struct.pack(">I", nbytes) + bytes(nbytes), uint(0)]
-        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
-    os.makedirs(os.path.join(out, "windowed"), exist_ok=True)
-    for name, content in seeds.items():
-        with open(os.path.join(out, "windowed", name), "wb") as f:
-            f.write(content)
-
-windowed_seeds()
+                  double(link_error), uint(hashes), double(bpe), uint(nbytes * 8), uint(0),
+                  buffer(bytes(nbytes)), uint(0)]
+        write_seeds("windowed", f"w{window_ms}_g{g}", header, bytes(nbytes), fields)
 
 def sparse_seeds():
-    """Sparse filters holding three hash pairs (the decoders' own formats, built here): a
-    LOADCHUNK header with its chunk, and an RDB value as a DUMP payload."""
+    """Sparse filters holding three hash pairs (the decoders' own formats, built here)."""
     pairs = sorted([(1, 2), (1, 3), (0xfedcba9876543210, 7)])
     hashes = b"".join(struct.pack("<QQ", a, b) for a, b in pairs)
-    def uint(v):
-        return b"\x02\x81" + struct.pack(">Q", v)
-    seeds = {}
     for capacity, error, growth, options in ((1000, 0.01, 10, 5), (100, 0.1, 2, 13)):
         header = b"bloomrsS" + struct.pack("<IQdII", 1, capacity, error, growth, options)
-        name = f"c{capacity}_o{options}"
-        seeds[f"chunks_{name}"] = (b"\x01" + blob(header) + struct.pack("<q", 1 + len(hashes))
-                                   + blob(hashes))
-        fields = [uint(capacity), b"\x04" + struct.pack("<d", error), uint(growth), uint(options),
-                  b"\x05\x80" + struct.pack(">I", len(hashes)) + hashes]
-        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
-    os.makedirs(os.path.join(out, "sparse"), exist_ok=True)
-    for name, content in seeds.items():
-        with open(os.path.join(out, "sparse", name), "wb") as f:
-            f.write(content)
-
-sparse_seeds()
+        fields = [uint(capacity), double(error), uint(growth), uint(options), buffer(hashes)]
+        write_seeds("sparse", f"c{capacity}_o{options}", header, hashes, fields)
 
 def compact_seeds():
-    """Empty compact filters of the smallest table (the decoders' own formats, built here): a
-    LOADCHUNK header with its chunk, and an RDB value as a DUMP payload."""
-    def uint(v):
-        return b"\x02\x81" + struct.pack(">Q", v)
-    seeds = {}
+    """Empty compact filters of the smallest table (the decoders' own formats, built here)."""
     # (error, slot width at generation 0, flags)
     for error, width, flags in ((0.01, 12, 0), (0.001, 15, 1)):
         table = bytes(64 * (width + 2) // 8 + 7)
         header = b"bloomrsP" + struct.pack("<IdIIIIQQ", 1, error, 6, 0, width, flags, 0, 0)
-        name = f"w{width}_f{flags}"
-        seeds[f"chunks_{name}"] = (b"\x01" + blob(header) + struct.pack("<q", 1 + len(table))
-                                   + blob(table))
-        fields = [b"\x04" + struct.pack("<d", error), uint(6), uint(0), uint(width), uint(flags),
-                  uint(0), uint(0), uint(len(table)),
-                  b"\x05\x80" + struct.pack(">I", len(table)) + table]
-        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
-    os.makedirs(os.path.join(out, "compact"), exist_ok=True)
-    for name, content in seeds.items():
-        with open(os.path.join(out, "compact", name), "wb") as f:
-            f.write(content)
-
-compact_seeds()
+        fields = [double(error), uint(6), uint(0), uint(width), uint(flags),
+                  uint(0), uint(0), uint(len(table)), buffer(table)]
+        write_seeds("compact", f"w{width}_f{flags}", header, table, fields)
 
 def counting_seeds():
-    """Counting filters of one empty link (the decoders' own formats, built here): a LOADCHUNK
-    header with its chunk, and an RDB value as a DUMP payload."""
+    """Counting filters of one empty link (the decoders' own formats, built here)."""
     import math
-    seeds = {}
     for capacity, error, scaling in ((100, 0.01, True), (10, 0.1, False)):
         link_error = error / 2 if scaling else error
         bpe = abs(-(math.log(link_error) / 0.480453013918201))
@@ -132,22 +114,14 @@ def counting_seeds():
         options = 5 | (0 if scaling else 8)
         link = struct.pack("<QQQddIQB", nbytes, bits, 0, link_error, bpe, hashes, capacity, 0)
         header = b"bloomrsC" + struct.pack("<IIQ", 1, 4, 0) + struct.pack("<QIII", 0, 1, options, 2) + link
-        name = f"c{capacity}"
-        seeds[f"chunks_{name}"] = b"\x01" + blob(header) + struct.pack("<q", 1 + nbytes) + blob(bytes(nbytes))
-        def uint(v):
-            return b"\x02\x81" + struct.pack(">Q", v)
-        def double(v):
-            return b"\x04" + struct.pack("<d", v)
         fields = [uint(4), uint(0), uint(0), uint(1), uint(options), uint(2), uint(capacity),
                   double(link_error), uint(hashes), double(bpe), uint(bits), uint(0),
-                  b"\x05" + b"\x80" + struct.pack(">I", nbytes) + bytes(nbytes), uint(0)]
-        seeds[f"rdb_{name}"] = b"\x00\x07\x01" + b"".join(fields) + b"\x00"
-    os.makedirs(os.path.join(out, "counting"), exist_ok=True)
-    for name, content in seeds.items():
-        with open(os.path.join(out, "counting", name), "wb") as f:
-            f.write(content)
+                  buffer(bytes(nbytes)), uint(0)]
+        write_seeds("counting", f"c{capacity}", header, bytes(nbytes), fields)
 
-counting_seeds()
+for seeds in (windowed_seeds, sparse_seeds, compact_seeds, counting_seeds):
+    seeds()
+
 # The args target puts each command name in front of the same arguments in turn.
 ARGUMENT_LISTS = {
     "bf_reserve": ["k 0.01 100", "k 0.001 1000 EXPANSION 4", "k 0.01 100 NONSCALING",

@@ -23,16 +23,14 @@ Usage: commandstats.py [--runs N] [--requests N] [--quick] [--only sizes|grown] 
                        [--out FILE]
 """
 
-import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 
-from machine import describe
+from machine import describe, write_result
 from plots import plot_commandstats
-from server import RedisServer
+from server import RedisServer, module_parser
 
 ERROR_RATE = 0.01
 BATCH = 100
@@ -359,10 +357,7 @@ def run_suite(modules, runs, requests, only):
 
 
 def parse_args():
-    default_so = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
-                              "release", "libbloomrs.so")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bloomrs", default=default_so, help="the bloomrs build to measure")
+    parser = module_parser(__doc__)
     parser.add_argument("--module", help="another module build to measure side by side")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--requests", type=int, default=200_000,
@@ -400,9 +395,7 @@ def main():
     for name, entry in results.items():
         print(f"targets ({name}):")
         print_targets(entry["targets"])
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as out:
-        json.dump({"machine": machine, "settings": settings, "results": results}, out, indent=1)
+    write_result(args.out, {"machine": machine, "settings": settings, "results": results})
     png = plot_commandstats(args.out)
     print(f"wrote {args.out} and {png}")
 

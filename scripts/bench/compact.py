@@ -39,15 +39,14 @@ at the peak and after, deleted items still present, and the false negatives (mus
 Usage: compact.py [--bloomrs PATH] [--quick] [--out FILE] [--plot-only]
 """
 
-import argparse
 import json
 import math
 import os
 import statistics
 import sys
 
-from machine import describe
-from server import RedisServer
+from machine import describe, write_result
+from server import RedisServer, module_parser
 
 N_TARGETS = [100, 200, 500, 1000, 1500, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000]
 N_SMALL = [1, 2, 5, 10, 20, 50]
@@ -546,9 +545,7 @@ def speed_medians(runs):
 
 
 def main():
-    default_so = os.path.join(os.path.dirname(__file__), "../../target/release/libbloomrs.so")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bloomrs", default=default_so)
+    parser = module_parser(__doc__)
     parser.add_argument("--probes", type=int, default=200_000,
                         help="absent ids probed for each false-positive rate")
     parser.add_argument("--sweep", type=int, default=2_000_000,
@@ -619,9 +616,7 @@ def main():
     if "deletes" in sections:
         print("== deletes", file=sys.stderr)
         data["deletes"] = deletes(args.bloomrs, 100_000, args.churn, args.probes)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(data, f, indent=1)
+    write_result(args.out, data)
     plot(data, args.out.replace(".json", "-memory.png"))
     print(json.dumps({"summary": data["summary"], "speed": data["speed"]["median"]}, indent=1))
 

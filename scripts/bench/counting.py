@@ -23,7 +23,6 @@ Three measurements, written to docs/bench/counting.json:
 Usage: counting.py [--bloomrs PATH] [--quick] [--out FILE]
 """
 
-import argparse
 import json
 import os
 import random
@@ -31,8 +30,8 @@ import statistics
 import sys
 
 from commandstats import fill, measure
-from machine import describe
-from server import RedisServer
+from machine import describe, write_result
+from server import RedisServer, module_parser
 
 RATES = (0.01, 0.001, 0.0001)
 BUCKET_SIZES = (1, 2, 3, 4)
@@ -222,10 +221,7 @@ def speed(module, runs, requests):
 
 
 def parse_args():
-    default_so = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
-                              "release", "libbloomrs.so")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bloomrs", default=default_so)
+    parser = module_parser(__doc__)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--probes", type=int, default=1_000_000)
     parser.add_argument("--churn-adds", type=int, default=1_000_000)
@@ -259,11 +255,8 @@ def main():
     usec = speed(args.bloomrs, args.runs, args.requests)
     settings = {key: getattr(args, key) for key in
                 ("items", "probes", "churn_adds", "churn_deletes", "runs", "requests")}
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as out:
-        json.dump({"machine": machine, "settings": settings, "memory": memory,
-                   "churn": churns, "zipf_saturation": skew, "usec_per_call": usec},
-                  out, indent=1)
+    write_result(args.out, {"machine": machine, "settings": settings, "memory": memory,
+                            "churn": churns, "zipf_saturation": skew, "usec_per_call": usec})
     print(f"wrote {args.out}")
     print_tables(args.out)
 

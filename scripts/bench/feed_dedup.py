@@ -30,9 +30,7 @@ With --days N it runs the time-stepped simulation of `forgetting.py` instead: gr
 windowed filters and trimmed sorted sets over N simulated days (e.g. --days 90 --window-days 30).
 """
 
-import argparse
 import contextlib
-import json
 import os
 import random
 import statistics
@@ -41,10 +39,10 @@ import time
 
 from tqdm import tqdm
 
-from machine import describe
+from machine import describe, write_result
 import forgetting
 from plots import plot_feed_memory, plot_feed_tiers, plot_forget_memory
-from server import RedisServer
+from server import RedisServer, module_parser
 
 ERROR_RATE = 0.01
 INITIAL_CAPACITY = 1000
@@ -321,10 +319,7 @@ def run(args):
 
 
 def parse_args():
-    default_so = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
-                              "release", "libbloomrs.so")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bloomrs", default=default_so, help="the bloomrs build to measure")
+    parser = module_parser(__doc__)
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--top", type=int, default=8000, help="refreshes of the most active user")
     parser.add_argument("--min-refreshes", type=int, default=8)
@@ -385,9 +380,7 @@ def main_time_stepped(args):
     settings = vars(args) | {"bloomrs_fault": os.path.basename(args.bloomrs_fault)}
     result = {"machine": machine, "settings": settings} | result
     forgetting.print_summary(result, args)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as out:
-        json.dump(result, out, indent=1)
+    write_result(args.out, result)
     print(f"wrote {args.out} and {plot_forget_memory(args.out)}")
 
 
@@ -404,9 +397,7 @@ def main():
         "error_rate": ERROR_RATE, "initial_capacity": INITIAL_CAPACITY,
         "expansion": EXPANSION}} | result
     print_summary(result)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as out:
-        json.dump(result, out, indent=1)
+    write_result(args.out, result)
     print(f"wrote {args.out}, {plot_feed_memory(args.out)} and {plot_feed_tiers(args.out)}")
 
 

@@ -1,5 +1,6 @@
 """What the benchmarks ran on, stored next to every result so numbers are never read without it."""
 
+import json
 import os
 import platform
 import subprocess
@@ -48,3 +49,10 @@ def describe():
         "python": platform.python_version(),
         "commit": _first_line(["git", "rev-parse", "--short", "HEAD"]),
     }
+
+
+def write_result(path, result):
+    """Writes a benchmark's result as JSON to `path`, making its folder."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(result, out, indent=1)

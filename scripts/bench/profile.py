@@ -11,21 +11,16 @@ Usage: profile.py [--bloomrs PATH] [--links N] [--command BF.EXISTS|BF.ADD] [--r
                   [--annotate SYMBOL] [--out perf.data]
 """
 
-import argparse
-import os
 import subprocess
 import sys
 
 from commandstats import (ERROR_RATE, GROWN_ITEMS, GROWN_LINKS, bf_links, load_items,
                           redis_benchmark)
-from server import RedisServer
+from server import RedisServer, module_parser
 
 
 def parse_args():
-    default_so = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
-                              "release", "libbloomrs.so")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bloomrs", default=default_so)
+    parser = module_parser(__doc__)
     parser.add_argument("--links", type=int, default=14, choices=sorted(GROWN_LINKS))
     parser.add_argument("--command", default="BF.EXISTS", choices=("BF.EXISTS", "BF.ADD"))
     parser.add_argument("--requests", type=int, default=2_000_000)

@@ -48,6 +48,13 @@ module="${CARGO_TARGET_DIR:-target}/release/libbloomrs.so"
 "${CARGO:-cargo}" build --release --features fault-injection --target-dir target/fault-injection
 fault_module=target/fault-injection/release/libbloomrs.so
 python=.venv/bin/python
+# The feed with sparse starts at 2 KiB, into the result file named first; the rest are options.
+feed_with_sparse() {
+    local out="$1"
+    shift
+    "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}" \
+        --sparse-max-bytes 2048 "$@" --out "$out"
+}
 
 echo "== server time per call (scripts/bench/commandstats.py)"
 "$python" scripts/bench/commandstats.py --bloomrs "$module" "${stats_args[@]}"
@@ -55,24 +62,16 @@ echo "== feed de-duplication (scripts/bench/feed_dedup.py)"
 "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}"
 echo "== idle users: sparse Bloom filters (scripts/bench/sparse.py, feed_dedup.py --idle-share 0.8)"
 "$python" scripts/bench/sparse.py --bloomrs "$module" "${sparse_args[@]}"
-for idle in 0.8 0; do
-    out=docs/bench/feed_dedup-idle.json
-    [ "$idle" = 0 ] && out=docs/bench/feed_dedup-sparse.json
-    "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}" \
-        --idle-share "$idle" --sparse-max-bytes 2048 --out "$out"
-done
+feed_with_sparse docs/bench/feed_dedup-idle.json --idle-share 0.8
+feed_with_sparse docs/bench/feed_dedup-sparse.json --idle-share 0
 echo "== forgetting over simulated days (scripts/bench/feed_dedup.py ${forget_args[*]})"
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}"
 echo "== counting Bloom filters (scripts/bench/counting.py)"
 "$python" scripts/bench/counting.py --bloomrs "$module" "${counting_args[@]}"
 echo "== compact Bloom filters (scripts/bench/compact.py)"
 "$python" scripts/bench/compact.py --bloomrs "$module" "${compact_args[@]}"
-for idle in 0 0.8; do
-    out=docs/bench/feed_dedup-compact.json
-    [ "$idle" = 0.8 ] && out=docs/bench/feed_dedup-compact-idle.json
-    "$python" scripts/bench/feed_dedup.py --bloomrs "$module" "${feed_args[@]}" --compact \
-        --idle-share "$idle" --sparse-max-bytes 2048 --out "$out"
-done
+feed_with_sparse docs/bench/feed_dedup-compact.json --compact --idle-share 0
+feed_with_sparse docs/bench/feed_dedup-compact-idle.json --compact --idle-share 0.8
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
     --out docs/bench/feed_forget-compact.json
 echo "== results (scripts/bench/tables.py)"

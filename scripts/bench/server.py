@@ -4,6 +4,7 @@ Each server gets its own temporary --dir, saves nothing (--save "", no AOF) and 
 (and its directory removed) when the `with` block ends, even on an error or Ctrl-C.
 """
 
+import argparse
 import os
 import shutil
 import socket
@@ -12,6 +13,16 @@ import tempfile
 import time
 
 import redis
+
+# The release build `cargo build --release` writes, which the benchmarks measure by default.
+MODULE = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "libbloomrs.so")
+
+
+def module_parser(doc):
+    """A benchmark's argument parser: its docstring's first paragraph, and --bloomrs."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--bloomrs", default=MODULE, help="the bloomrs build to measure")
+    return parser
 
 START_TIMEOUT_S = 10
 

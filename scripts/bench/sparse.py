@@ -16,15 +16,13 @@ full sparse filter dense) against BF.RESERVE of the same filter.
 Usage: sparse.py [--bloomrs PATH] [--sparse-max-bytes N] [--quick] [--out FILE]
 """
 
-import argparse
-import json
 import os
 import statistics
 import sys
 
-from machine import describe
+from machine import describe, write_result
 from plots import plot_sparse_memory
-from server import RedisServer
+from server import RedisServer, module_parser
 
 TIER = ("0.01", 1000, "EXPANSION", 10)
 MIX = 0x9E3779B97F4A7C15
@@ -168,10 +166,7 @@ def print_summary(result):
 
 
 def parse_args():
-    default_so = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
-                              "release", "libbloomrs.so")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bloomrs", default=default_so, help="the bloomrs build to measure")
+    parser = module_parser(__doc__)
     parser.add_argument("--sparse-max-bytes", type=int, default=4096)
     parser.add_argument("--filters", type=int, default=20_000, help="filters per cost run")
     parser.add_argument("--runs", type=int, default=5)
@@ -196,9 +191,7 @@ def main():
     result = {"machine": describe(), "settings": settings, "memory": memory,
               "costs": call, "promotion": promotion}
     print_summary(result)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as out:
-        json.dump(result, out, indent=1)
+    write_result(args.out, result)
     print(f"wrote {args.out} and {plot_sparse_memory(args.out)}")
 
 

@@ -314,19 +314,21 @@ def main():
         print(f"compact.json: compact Bloom filters — {machine_line(data['machine'])}\n")
         print(compact_tables(data), "\n")
     for name in sorted(os.listdir(folder)):
-        if name.startswith("feed_forget") and name.endswith(".json"):
-            data = _load(os.path.join(folder, name))
-            print(f"{name} — {data['settings']['users']:,} users, {data['settings']['days']} days, "
-                  f"window {data['settings']['window_days']} days, windowed / zset after the "
+        if not (name.startswith("feed") and name.endswith(".json")):
+            continue
+        data = _load(os.path.join(folder, name))
+        settings = data["settings"]
+        if name.startswith("feed_forget"):
+            print(f"{name} — {settings['users']:,} users, {settings['days']} days, "
+                  f"window {settings['window_days']} days, windowed / zset after the "
                   f"first window {data['windowed_over_zset']:.3f}"
                   + (f", last day: compact / growing {data['compact_over_growing_final']:.3f}, "
                      f"windowed / compact {data['windowed_over_compact_final']:.3f}"
                      if "compact_over_growing_final" in data else "") + "\n")
             print(forget_table(data), "\n")
-        elif name.startswith("feed") and name.endswith(".json"):
-            data = _load(os.path.join(folder, name))
-            print(f"{name} — {data['settings']['users']:,} users, {data['refreshes']:,} refreshes, "
-                  f"{data['settings']['item_ids']} item ids, memory bloomrs / set "
+        else:
+            print(f"{name} — {settings['users']:,} users, {data['refreshes']:,} refreshes, "
+                  f"{settings['item_ids']} item ids, memory bloomrs / set "
                   f"{data['memory_ratio']:.3f}"
                   + (f", compact / tiers {data['compact_vs_tiers_memory']:.3f}"
                      if "compact_vs_tiers_memory" in data else "") + "\n")
