@@ -2,27 +2,18 @@
 //! whatever is accepted dumps back to the same bytes and answers queries.
 #![no_main]
 
-use bloomrs::bloom::Chain;
+use bloomrs::bloom::{Chain, ENCODING_VERSION};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "common.rs"]
-mod common;
-use common::{Frames, MAX_BYTES};
+#[path = "stored.rs"]
+#[macro_use]
+mod stored;
+use stored::{MAX_BYTES, check_round_trips, from_chunks};
 
 fuzz_target!(|data: &[u8]| {
-    let mut frames = Frames { rest: data };
-    let Some(header) = frames.blob() else { return };
-    let Ok(mut chain) = Chain::from_header(header, MAX_BYTES) else { return };
-    assert_eq!(chain.encode_header(), header);
-    while let Some((iter, bytes)) = frames.chunk() {
-        let _ = chain.load_chunk(iter, bytes);
-    }
-    let mut copy = Chain::from_header(&chain.encode_header(), MAX_BYTES).expect("own header");
-    for chunk in chain.chunks() {
-        copy.load_chunk(chunk.next, chunk.bytes).expect("own chunk");
-    }
-    assert_eq!(copy, chain);
-    for item in [&b"a"[..], b"", b"fuzz", header] {
+    let Some(mut chain) = from_chunks::<Chain>(data) else { return };
+    check_round_trips(&chain);
+    for item in [&b"a"[..], b"", b"fuzz", data] {
         let before = chain.contains(item);
         match chain.add(item, MAX_BYTES) {
             Ok(_) => assert!(chain.contains(item)),
@@ -30,3 +21,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+stored!(Chain, ENCODING_VERSION,
+    load_chunk: |chain, iter, bytes| chain.load_chunk(iter, bytes).is_ok(),
+    dump: |chain| chain.chunks().map(|c| (c.next, c.bytes.to_vec())).collect());
