@@ -89,13 +89,7 @@ fn loadchunk_of_redisbloom_chunks() {
     let s = Server::start();
     let mut c = s.client();
     for (key, fixture) in bloom_fixtures() {
-        for (iter, bytes) in recorded_chunks(&fixture) {
-            assert_eq!(
-                call!(c, "BF.LOADCHUNK", key.as_str(), iter, bytes),
-                ok(),
-                "{key}"
-            );
-        }
+        load_chunks(&mut c, "BF.LOADCHUNK", &key, &recorded_chunks(&fixture));
         check_key(&mut c, &key, &fixture);
     }
 }

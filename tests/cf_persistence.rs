@@ -308,43 +308,18 @@ fn propagation_to_the_aof() {
     for command in script {
         c.call(command);
     }
+    // An implicit creation propagates as the reservation it made, with this server's settings.
+    let implicit_reserve = |key: &str, capacity: &str| {
+        let settings = ["BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "1"];
+        strings(&[&["CF.RESERVE", key, capacity][..], &settings].concat())
+    };
     let mut expected: Vec<Vec<String>> = vec![
-        strings(&[
-            "CF.RESERVE",
-            "auto",
-            "1024",
-            "BUCKETSIZE",
-            "2",
-            "MAXITERATIONS",
-            "20",
-            "EXPANSION",
-            "1",
-        ]),
+        implicit_reserve("auto", "1024"),
         strings(&["CF.ADD", "auto", "x"]),
         strings(&["CF.ADDNX", "auto", "x"]),
-        strings(&[
-            "CF.RESERVE",
-            "nx",
-            "1024",
-            "BUCKETSIZE",
-            "2",
-            "MAXITERATIONS",
-            "20",
-            "EXPANSION",
-            "1",
-        ]),
+        implicit_reserve("nx", "1024"),
         strings(&["CF.ADDNX", "nx", "x"]),
-        strings(&[
-            "CF.RESERVE",
-            "ins",
-            "100",
-            "BUCKETSIZE",
-            "2",
-            "MAXITERATIONS",
-            "20",
-            "EXPANSION",
-            "1",
-        ]),
+        implicit_reserve("ins", "100"),
         strings(&["CF.INSERT", "ins", "CAPACITY", "100", "ITEMS", "a", "b"]),
         strings(&["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"]),
         strings(&["CF.RESERVE", "full", "4", "EXPANSION", "0"]),
@@ -363,16 +338,10 @@ fn propagation_to_the_aof() {
         strings(&["CF.COMPACT", "auto"]),
     ];
     // Deviation D5: every chunk, not only the header.
-    for (i, (iterator, bytes)) in header.iter().enumerate() {
-        let iterator = if i == 0 { 1 } else { *iterator };
-        let reply = call!(
-            c,
-            "CF.LOADCHUNK",
-            "copy",
-            iterator.to_string(),
-            bytes.as_slice()
-        );
-        assert_eq!(reply, ok());
+    let mut chunks = header;
+    chunks[0].0 = 1;
+    load_chunks(&mut c, "CF.LOADCHUNK", "copy", &chunks);
+    for (iterator, bytes) in &chunks {
         let mut words = strings(&["CF.LOADCHUNK", "copy", &iterator.to_string()]);
         words.push(String::from_utf8_lossy(bytes).into_owned());
         expected.push(words);
