@@ -126,10 +126,7 @@ fn errors_of_the_delete_commands() {
 
 #[test]
 fn insert_counting_and_creation_replicated_as_a_reservation() {
-    let s = Server::build(
-        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
-        &aof_always("yes"),
-    );
+    let s = propagating_server();
     let mut c = s.client();
     assert_eq!(
         call!(c, "BF.INSERT", "ins", "COUNTING", "ITEMS", "a", "b"),
@@ -155,8 +152,7 @@ fn insert_counting_and_creation_replicated_as_a_reservation() {
     // Without COUNTING, nothing changes: BF.ADD on a missing key makes a plain filter.
     assert_eq!(call!(c, "BF.ADD", "auto", "x"), Int(1));
     assert_eq!(call!(c, "TYPE", "auto"), Simple("MBbloom--".into()));
-    wait_for_persistence(&mut c);
-    let written = aof_written(&s.dir);
+    let written = aof_written(&s, &mut c);
     assert_eq!(
         written,
         [
@@ -269,11 +265,7 @@ fn reload_restart_and_aof_rewrites() {
         let before = snapshot(&mut c, &keys);
         assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
         assert_eq!(snapshot(&mut c, &keys), before);
-        assert_eq!(
-            call!(c, "BGREWRITEAOF"),
-            Simple("Background append only file rewriting started".into())
-        );
-        wait_for_persistence(&mut c);
+        rewrite_aof(&mut c);
         if preamble == "no" {
             let commands = aof_commands(&s.dir);
             let headers: Vec<&Vec<Vec<u8>>> = commands

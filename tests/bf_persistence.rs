@@ -95,11 +95,7 @@ fn save_and_restart() {
 fn aof_round_trip(preamble: &str) {
     let mut s = Server::build(&[], &aof_always(preamble));
     let (mut c, keys, before) = populated(&s);
-    assert_eq!(
-        call!(c, "BGREWRITEAOF"),
-        Simple("Background append only file rewriting started".into())
-    );
-    wait_for_persistence(&mut c);
+    rewrite_aof(&mut c);
     if preamble == "no" {
         let commands = aof_commands(&s.dir);
         let loadchunks = commands
@@ -188,10 +184,7 @@ fn memory_usage_follows_the_reported_size() {
 
 #[test]
 fn propagation() {
-    let s = Server::build(
-        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
-        &aof_always("yes"),
-    );
+    let s = propagating_server();
     let mut c = s.client();
     assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2", "NONSCALING"), ok());
     assert_eq!(
@@ -225,8 +218,7 @@ fn propagation() {
     );
     let header = call!(c, "BF.SCANDUMP", "r", "0").array()[1].bytes();
     assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
-    wait_for_persistence(&mut c);
-    let written = aof_written(&s.dir);
+    let written = aof_written(&s, &mut c);
     let names: Vec<String> = written.iter().map(|cmd| cmd[..2].join(" ")).collect();
     assert_eq!(
         names,

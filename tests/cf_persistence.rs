@@ -93,11 +93,17 @@ fn snapshots(c: &mut Client) -> Vec<Snapshot> {
     KEYS.iter().map(|key| snapshot(c, key, key)).collect()
 }
 
+/// A client of `server` after `populate`.
+fn populated(server: &Server) -> Client {
+    let mut c = server.client();
+    populate(&mut c);
+    c
+}
+
 #[test]
 fn debug_reload_keeps_everything() {
     let server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     let before = snapshots(&mut c);
     assert_eq!(before[1].chunks, vec![], "an empty filter has no SCANDUMP");
     let digest = call!(c, "DEBUG", "DIGEST");
@@ -109,8 +115,7 @@ fn debug_reload_keeps_everything() {
 #[test]
 fn save_and_restart_keep_everything() {
     let mut server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     let before = snapshots(&mut c);
     assert_eq!(call!(c, "SAVE"), ok());
     server.restart();
@@ -137,8 +142,7 @@ fn populated_and_rewritten(preamble: &str) -> (Server, Vec<Snapshot>) {
         &[],
         &["--appendonly", "yes", "--aof-use-rdb-preamble", preamble],
     );
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     let before = snapshots(&mut c);
     c.call(&["BGREWRITEAOF"]);
     wait_for_persistence(&mut c);
@@ -182,8 +186,7 @@ fn aof_rewrite_with_preamble_keeps_everything() {
 #[test]
 fn dump_and_restore() {
     let server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     for key in KEYS {
         let payload = call!(c, "DUMP", key).bytes();
         let copy = format!("{key}-restored");
@@ -204,8 +207,7 @@ fn dump_and_restore() {
 #[test]
 fn copy_is_deep() {
     let server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     for key in KEYS {
         let before = snapshot(&mut c, key, key);
         let copy = format!("{key}-copy");

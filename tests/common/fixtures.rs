@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::client::{Array, Client, Int, Nil, Reply, Simple};
 use super::compat::{as_dumped_here, key_overhead, server_info};
+use super::rdb::scandump;
 
 /// The RedisBloom fixtures shipped with the tests.
 pub fn fixtures() -> serde_json::Value {
@@ -87,8 +88,8 @@ pub fn answers(client: &mut Client, command: &str, key: &str, items: &[String]) 
     out
 }
 
-/// The filter under `name` gives the INFO and the membership answers that the fixture `key`
-/// recorded; `family` is `BF` or `CF`.
+/// The filter under `name` gives the INFO, the membership answers and the SCANDUMP chunks that
+/// the fixture `key` recorded; `family` is `BF` or `CF`.
 pub fn assert_recorded_answers(
     client: &mut Client,
     family: &str,
@@ -103,6 +104,8 @@ pub fn assert_recorded_answers(
     assert_eq!(present, spec["present_answers"].as_str().unwrap(), "{key}");
     let probed = answers(client, &mexists, name, &probes(key));
     assert_eq!(probed, spec["probe_answers"].as_str().unwrap(), "{key}");
+    let chunks = scandump(client, &format!("{family}.SCANDUMP"), name);
+    assert_eq!(chunks, recorded_chunks(spec), "{key}");
 }
 
 /// `key` DUMPs as the recorded payload does once re-stamped for this server.

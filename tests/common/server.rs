@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::client::{bulk, Client, Int};
+use super::client::{bulk, Client, Int, Simple};
 
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("BLOOMRS_MODULE")
@@ -398,10 +398,21 @@ pub fn command_words(command: &[Vec<u8>]) -> Vec<String> {
         .collect()
 }
 
-/// The commands of a server directory's AOF as text, without the `SELECT`, `MULTI` and `EXEC`
-/// the server adds around them.
-pub fn aof_written(dir: &Path) -> Vec<Vec<String>> {
-    aof_commands(dir)
+/// A server that shows what it propagates: its implicit creations use other defaults than the
+/// module's own (error rate 0.001, capacity 500), and every write goes to its AOF at once (read
+/// back with `aof_written`).
+pub fn propagating_server() -> Server {
+    Server::build(
+        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
+        &aof_always("yes"),
+    )
+}
+
+/// The commands in a server's AOF as text once persistence is done, without the `SELECT`,
+/// `MULTI` and `EXEC` the server adds around them.
+pub fn aof_written(server: &Server, client: &mut Client) -> Vec<Vec<String>> {
+    wait_for_persistence(client);
+    aof_commands(&server.dir)
         .iter()
         .map(|command| command_words(command))
         .filter(|words| {
@@ -422,6 +433,14 @@ pub fn keyevent_server() -> (Server, Client, Client) {
     let reply = subscriber.call(&["PSUBSCRIBE", "__keyevent@0__:*"]);
     assert_eq!(reply.array()[0], bulk("psubscribe"));
     (server, client, subscriber)
+}
+
+/// Starts an AOF rewrite (none may be under way) and waits until it is done and the AOF
+/// buffer written.
+pub fn rewrite_aof(client: &mut Client) {
+    let started = Simple("Background append only file rewriting started".into());
+    assert_eq!(client.call(&["BGREWRITEAOF"]), started);
+    wait_for_persistence(client);
 }
 
 /// Waits until no AOF rewrite or RDB save runs and the AOF buffer is in the file.
