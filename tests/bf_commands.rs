@@ -54,19 +54,8 @@ fn auto_create_uses_the_defaults() {
     let (_s, mut c) = server();
     assert_eq!(call!(c, "BF.ADD", "a", "x"), Int(1));
     assert_eq!(
-        info(&mut c, "a"),
-        vec![
-            Simple("Capacity".into()),
-            Int(100),
-            Simple("Size".into()),
-            Int(240),
-            Simple("Number of filters".into()),
-            Int(1),
-            Simple("Number of items inserted".into()),
-            Int(1),
-            Simple("Expansion rate".into()),
-            Int(2),
-        ]
+        call!(c, "BF.INFO", "a"),
+        info_reply(&BF_INFO_FIELDS, &[100, 240, 1, 1, 2])
     );
     assert_eq!(call!(c, "BF.MADD", "m", "x", "y"), ints(&[1, 1]));
     assert_eq!(call!(c, "BF.INSERT", "i", "ITEMS", "x", "y"), ints(&[1, 1]));
@@ -777,9 +766,7 @@ fn scandump_and_loadchunk() {
         Array(vec![Int(17), bulk(&chunks[1].1[4..])])
     );
 
-    for (iter, data) in &chunks {
-        assert_eq!(call!(c, "BF.LOADCHUNK", "copy", *iter, data.clone()), ok());
-    }
+    load_chunks(&mut c, "BF.LOADCHUNK", "copy", &chunks);
     assert_eq!(scandump(&mut c, "BF.SCANDUMP", "copy"), chunks);
     assert_eq!(call!(c, "BF.EXISTS", "copy", "item7"), Int(1));
     assert_eq!(call!(c, "BF.CARD", "copy"), Int(25));
@@ -900,13 +887,8 @@ fn scandump_and_loadchunk_errors() {
         ),
         ("n2 too large", [&header[..72], &[64u8][..]].concat()),
     ];
-    for (what, lie) in lies {
-        assert_eq!(
-            call!(c, "BF.LOADCHUNK", "lie", "1", lie),
-            err("ERR received bad data"),
-            "{what}"
-        );
-    }
+    let bad_data = err("ERR received bad data");
+    assert_headers_refused(&mut c, "BF.LOADCHUNK", "lie", &lies, &bad_data);
     let huge = [
         &header[..20],
         &(1u64 << 40).to_le_bytes(),
@@ -914,11 +896,8 @@ fn scandump_and_loadchunk_errors() {
         &header[36..],
     ]
     .concat();
-    assert_eq!(
-        call!(c, "BF.LOADCHUNK", "lie", "1", huge),
-        err("ERR Insufficient memory to create filter")
-    );
-    assert_eq!(call!(c, "EXISTS", "lie"), Int(0));
+    let no_memory = err("ERR Insufficient memory to create filter");
+    assert_headers_refused(&mut c, "BF.LOADCHUNK", "lie", &[("huge", huge)], &no_memory);
 }
 
 #[test]

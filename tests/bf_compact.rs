@@ -8,49 +8,41 @@ use common::*;
 
 /// BF.INFO as (field, value) pairs.
 fn info(c: &mut Client, key: &str) -> Vec<(String, Reply)> {
-    call!(c, "BF.INFO", key)
-        .array()
-        .chunks(2)
-        .map(|pair| (pair[0].text(), pair[1].clone()))
-        .collect()
+    info_fields(call!(c, "BF.INFO", key))
 }
 
 fn ids(prefix: &str, range: std::ops::Range<u64>) -> Vec<String> {
     range.map(|i| format!("{prefix}:{i:016x}")).collect()
 }
 
-/// Adds the items in pipelined batches of BF.MADD; returns how many answered 1.
-fn add_all(c: &mut Client, key: &str, items: &[String]) -> i64 {
+/// Sends `command key items...` for every batch of 500 items at once, then reads all the
+/// answers, in order.
+fn pipelined(c: &mut Client, command: &str, key: &str, items: &[String]) -> Vec<Reply> {
     let batches: Vec<&[String]> = items.chunks(500).collect();
     for batch in &batches {
-        let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+        let mut args = vec![command.to_string(), key.to_string()];
         args.extend(batch.iter().cloned());
         c.send(&args);
     }
-    let mut added = 0;
-    for _ in &batches {
-        for reply in c.read().array() {
-            match reply {
-                Int(v) => added += v,
-                other => panic!("{key}: {other:?}"),
-            }
-        }
-    }
-    added
+    batches.iter().flat_map(|_| c.read().array()).collect()
+}
+
+/// Adds the items in pipelined batches of BF.MADD; returns how many answered 1.
+fn add_all(c: &mut Client, key: &str, items: &[String]) -> i64 {
+    let answers = pipelined(c, "BF.MADD", key, items);
+    answers
+        .into_iter()
+        .map(|reply| match reply {
+            Int(v) => v,
+            other => panic!("{key}: {other:?}"),
+        })
+        .sum()
 }
 
 /// How many of the items read present, in pipelined batches of BF.MEXISTS.
 fn present(c: &mut Client, key: &str, items: &[String]) -> i64 {
-    let batches: Vec<&[String]> = items.chunks(500).collect();
-    for batch in &batches {
-        let mut args = vec!["BF.MEXISTS".to_string(), key.to_string()];
-        args.extend(batch.iter().cloned());
-        c.send(&args);
-    }
-    batches
-        .iter()
-        .map(|_| c.read().array().iter().map(Reply::int).sum::<i64>())
-        .sum()
+    let answers = pipelined(c, "BF.MEXISTS", key, items);
+    answers.iter().map(Reply::int).sum()
 }
 
 #[test]
@@ -66,16 +58,7 @@ fn replies_as_clients_parse_them() {
     // RedisBloom's five fields: the current table's capacity, one table, doubling.
     let fields = info(&mut c, "k");
     let names: Vec<&str> = fields.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "Capacity",
-            "Size",
-            "Number of filters",
-            "Number of items inserted",
-            "Expansion rate"
-        ]
-    );
+    assert_eq!(names, BF_INFO_FIELDS);
     assert_eq!(fields[0].1, Int(57));
     assert_eq!(fields[2].1, Int(1));
     assert_eq!(fields[3].1, Int(3));
@@ -199,36 +182,18 @@ fn saved_copied_dumped_and_restored_byte_for_byte() {
     let dump = call!(c, "DUMP", "d").bytes();
     assert_eq!(call!(c, "RESTORE", "restored", "0", dump.as_slice()), ok());
     assert_eq!(digest(&mut c, "restored"), d);
-    for (iter, bytes) in scandump(&mut c, "BF.SCANDUMP", "k") {
-        let reply = call!(
-            c,
-            "BF.LOADCHUNK",
-            "loaded",
-            iter.to_string(),
-            bytes.as_slice()
-        );
-        assert_eq!(reply, ok());
-    }
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "k");
+    load_chunks(&mut c, "BF.LOADCHUNK", "loaded", &chunks);
     assert_eq!(digest(&mut c, "loaded"), k);
     assert_eq!(call!(c, "TYPE", "loaded"), Simple("bloomrsCP".into()));
 
     // Half a dump is a value too: saved and reloaded between its chunks, it completes.
-    let chunks = scandump(&mut c, "BF.SCANDUMP", "k");
     assert_eq!(
         call!(c, "BF.LOADCHUNK", "half", "1", chunks[0].1.as_slice()),
         ok()
     );
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
-    for (iter, bytes) in &chunks[1..] {
-        let reply = call!(
-            c,
-            "BF.LOADCHUNK",
-            "half",
-            iter.to_string(),
-            bytes.as_slice()
-        );
-        assert_eq!(reply, ok());
-    }
+    load_chunks(&mut c, "BF.LOADCHUNK", "half", &chunks[1..]);
     assert_eq!(digest(&mut c, "half"), k);
 
     assert_eq!(digest(&mut c, "k"), k, "after DEBUG RELOAD");
@@ -252,17 +217,7 @@ fn saved_copied_dumped_and_restored_byte_for_byte() {
 #[test]
 fn replicas_hold_the_primarys_compact_filters() {
     let primary = Server::build(&[], &["--bf.bf-compact", "yes"]);
-    let port = primary.port.to_string();
-    let replica = Server::build(
-        &[],
-        &[
-            "--replicaof",
-            "127.0.0.1",
-            &port,
-            "--propagation-error-behavior",
-            "panic",
-        ],
-    );
+    let replica = Server::replica_of(&primary, module_path(), &[]);
     let (mut p, mut r) = (primary.client(), replica.client());
     wait_replica_linked(&mut r);
     assert_eq!(call!(p, "BF.ADD", "auto", "x"), Int(1));

@@ -38,24 +38,14 @@ fn reserve_add_delete_story() {
     );
     assert_eq!(call!(c, "BF.DEL", "cbf", "a"), Int(0));
     assert_eq!(call!(c, "BF.CARD", "cbf"), Int(1));
+    let fields = [
+        &BF_INFO_FIELDS[..],
+        &["Counter width", "Saturated counters"],
+    ]
+    .concat();
     assert_eq!(
         call!(c, "BF.INFO", "cbf"),
-        Array(vec![
-            Simple("Capacity".into()),
-            Int(100),
-            Simple("Size".into()),
-            Int(32 + 64 + 576),
-            Simple("Number of filters".into()),
-            Int(1),
-            Simple("Number of items inserted".into()),
-            Int(1),
-            Simple("Expansion rate".into()),
-            Int(2),
-            Simple("Counter width".into()),
-            Int(4),
-            Simple("Saturated counters".into()),
-            Int(0),
-        ])
+        info_reply(&fields, &[100, 32 + 64 + 576, 1, 1, 2, 4, 0])
     );
     assert_eq!(call!(c, "BF.INFO", "cbf", "ITEMS"), ints(&[1]));
     assert_eq!(
@@ -136,10 +126,7 @@ fn errors_of_the_delete_commands() {
 
 #[test]
 fn insert_counting_and_creation_replicated_as_a_reservation() {
-    let s = Server::build(
-        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
-        &aof_always("yes"),
-    );
+    let s = propagating_server();
     let mut c = s.client();
     assert_eq!(
         call!(c, "BF.INSERT", "ins", "COUNTING", "ITEMS", "a", "b"),
@@ -165,8 +152,7 @@ fn insert_counting_and_creation_replicated_as_a_reservation() {
     // Without COUNTING, nothing changes: BF.ADD on a missing key makes a plain filter.
     assert_eq!(call!(c, "BF.ADD", "auto", "x"), Int(1));
     assert_eq!(call!(c, "TYPE", "auto"), Simple("MBbloom--".into()));
-    wait_for_persistence(&mut c);
-    let written = aof_written(&s.dir);
+    let written = aof_written(&s, &mut c);
     assert_eq!(
         written,
         [
@@ -194,24 +180,17 @@ fn insert_counting_and_creation_replicated_as_a_reservation() {
 
 #[test]
 fn keyspace_event_bf_del() {
-    let s = Server::build(&[], &["--notify-keyspace-events", "KEg"]);
-    let mut c = s.client();
-    let mut sub = s.client();
-    assert_eq!(
-        call!(sub, "PSUBSCRIBE", "__keyevent@0__:*").array()[0],
-        bulk("psubscribe")
-    );
+    let (_s, mut c, mut sub) = keyevent_server();
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "COUNTING"), ok());
     assert_eq!(call!(c, "BF.DEL", "k", "absent"), Int(0));
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(1));
     assert_eq!(call!(c, "BF.MDEL", "k", "a", "b"), ints(&[1, 0]));
-    let events: Vec<String> = (0..3).map(|_| sub.read().array()[2].text()).collect();
     assert_eq!(
-        events,
+        events(&mut sub, 3),
         [
-            "__keyevent@0__:bf.reserve",
-            "__keyevent@0__:bf.add",
-            "__keyevent@0__:bf.del"
+            "__keyevent@0__:bf.reserve k",
+            "__keyevent@0__:bf.add k",
+            "__keyevent@0__:bf.del k"
         ]
     );
 }
@@ -286,11 +265,7 @@ fn reload_restart_and_aof_rewrites() {
         let before = snapshot(&mut c, &keys);
         assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
         assert_eq!(snapshot(&mut c, &keys), before);
-        assert_eq!(
-            call!(c, "BGREWRITEAOF"),
-            Simple("Background append only file rewriting started".into())
-        );
-        wait_for_persistence(&mut c);
+        rewrite_aof(&mut c);
         if preamble == "no" {
             let commands = aof_commands(&s.dir);
             let headers: Vec<&Vec<Vec<u8>>> = commands
@@ -314,9 +289,7 @@ fn dump_restore_copy_and_chunks() {
     let keys = populate(&mut c);
     let before = snapshot(&mut c, &keys);
     for (key, _) in &keys {
-        let payload = call!(c, "DUMP", key.as_str()).bytes();
-        assert_eq!(call!(c, "DEL", key.as_str()), Int(1));
-        assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload), ok());
+        restore_from_own_dump(&mut c, key);
     }
     assert_eq!(snapshot(&mut c, &keys), before);
     // COPY is deep: deleting from the copy leaves the original.
@@ -325,9 +298,8 @@ fn dump_restore_copy_and_chunks() {
     assert_eq!(call!(c, "BF.DEL", "ns2", item.as_str()), Int(1));
     assert_eq!(call!(c, "BF.EXISTS", "ns", item.as_str()), Int(1));
     // SCANDUMP / LOADCHUNK into a new key rebuilds the same value.
-    for (iter, bytes) in scandump(&mut c, "BF.SCANDUMP", "tiers") {
-        assert_eq!(call!(c, "BF.LOADCHUNK", "rebuilt", iter, bytes), ok());
-    }
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "tiers");
+    load_chunks(&mut c, "BF.LOADCHUNK", "rebuilt", &chunks);
     assert_eq!(call!(c, "TYPE", "rebuilt"), Simple("bloomrsCT".into()));
     assert_eq!(
         call!(c, "DEBUG", "DIGEST-VALUE", "rebuilt"),
@@ -338,13 +310,13 @@ fn dump_restore_copy_and_chunks() {
     other_width[12] = 8;
     let mut short = header.clone();
     short.truncate(30);
-    for bad in [other_width, short, b"bloomrsC".to_vec()] {
-        assert_eq!(
-            call!(c, "BF.LOADCHUNK", "bad", "1", bad),
-            err("ERR received bad data")
-        );
-    }
-    assert_eq!(call!(c, "EXISTS", "bad"), Int(0));
+    let bad = [
+        ("other counter width", other_width),
+        ("short", short),
+        ("magic only", b"bloomrsC".to_vec()),
+    ];
+    let bad_data = err("ERR received bad data");
+    assert_headers_refused(&mut c, "BF.LOADCHUNK", "bad", &bad, &bad_data);
 }
 
 #[test]

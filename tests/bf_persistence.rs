@@ -5,8 +5,11 @@ pub mod common;
 
 use common::*;
 
+/// Keys and the items added to each.
+type Keys = Vec<(String, Vec<String>)>;
+
 /// Builds a few filters of different shapes; returns the items added to each key.
-fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+fn populate(c: &mut Client) -> Keys {
     assert_eq!(
         call!(c, "BF.RESERVE", "tiers", "0.01", "100", "EXPANSION", "10"),
         ok()
@@ -62,12 +65,18 @@ fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
     out
 }
 
+/// A client of `server` after `populate`, with the keys it made and their `snapshot`.
+fn populated(server: &Server) -> (Client, Keys, Vec<Reply>) {
+    let mut c = server.client();
+    let keys = populate(&mut c);
+    let before = snapshot(&mut c, &keys);
+    (c, keys, before)
+}
+
 #[test]
 fn debug_reload() {
     let s = Server::start();
-    let mut c = s.client();
-    let keys = populate(&mut c);
-    let before = snapshot(&mut c, &keys);
+    let (mut c, keys, before) = populated(&s);
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(snapshot(&mut c, &keys), before);
 }
@@ -75,9 +84,7 @@ fn debug_reload() {
 #[test]
 fn save_and_restart() {
     let mut s = Server::start();
-    let mut c = s.client();
-    let keys = populate(&mut c);
-    let before = snapshot(&mut c, &keys);
+    let (mut c, keys, before) = populated(&s);
     assert_eq!(call!(c, "SAVE"), ok());
     s.restart();
     let mut c = s.client();
@@ -87,14 +94,8 @@ fn save_and_restart() {
 
 fn aof_round_trip(preamble: &str) {
     let mut s = Server::build(&[], &aof_always(preamble));
-    let mut c = s.client();
-    let keys = populate(&mut c);
-    let before = snapshot(&mut c, &keys);
-    assert_eq!(
-        call!(c, "BGREWRITEAOF"),
-        Simple("Background append only file rewriting started".into())
-    );
-    wait_for_persistence(&mut c);
+    let (mut c, keys, before) = populated(&s);
+    rewrite_aof(&mut c);
     if preamble == "no" {
         let commands = aof_commands(&s.dir);
         let loadchunks = commands
@@ -134,17 +135,9 @@ fn aof_rewrite_with_rdb_preamble() {
 #[test]
 fn dump_restore_and_copy() {
     let s = Server::start();
-    let mut c = s.client();
-    let keys = populate(&mut c);
-    let before = snapshot(&mut c, &keys);
+    let (mut c, keys, before) = populated(&s);
     for (key, _) in &keys {
-        let payload = call!(c, "DUMP", key.as_str()).bytes();
-        assert_eq!(
-            call!(c, "RESTORE", key.as_str(), "0", payload.clone()),
-            err("BUSYKEY Target key name already exists.")
-        );
-        assert_eq!(call!(c, "DEL", key.as_str()), Int(1));
-        assert_eq!(call!(c, "RESTORE", key.as_str(), "0", payload), ok());
+        restore_from_own_dump(&mut c, key);
     }
     assert_eq!(snapshot(&mut c, &keys), before);
 
@@ -191,10 +184,7 @@ fn memory_usage_follows_the_reported_size() {
 
 #[test]
 fn propagation() {
-    let s = Server::build(
-        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
-        &aof_always("yes"),
-    );
+    let s = propagating_server();
     let mut c = s.client();
     assert_eq!(call!(c, "BF.RESERVE", "r", "0.01", "2", "NONSCALING"), ok());
     assert_eq!(
@@ -228,8 +218,7 @@ fn propagation() {
     );
     let header = call!(c, "BF.SCANDUMP", "r", "0").array()[1].bytes();
     assert_eq!(call!(c, "BF.LOADCHUNK", "lc", "1", header), ok());
-    wait_for_persistence(&mut c);
-    let written = aof_written(&s.dir);
+    let written = aof_written(&s, &mut c);
     let names: Vec<String> = written.iter().map(|cmd| cmd[..2].join(" ")).collect();
     assert_eq!(
         names,
@@ -260,13 +249,7 @@ fn propagation() {
 #[test]
 fn keyspace_notifications() {
     // Deviation D9: an event named after the command, only when the value changed.
-    let s = Server::build(&[], &["--notify-keyspace-events", "KEg"]);
-    let mut c = s.client();
-    let mut sub = s.client();
-    assert_eq!(
-        call!(sub, "PSUBSCRIBE", "__keyevent@0__:*").array()[0],
-        bulk("psubscribe")
-    );
+    let (_s, mut c, mut sub) = keyevent_server();
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100"), ok());
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(1));
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(0));
@@ -274,15 +257,14 @@ fn keyspace_notifications() {
     assert_eq!(call!(c, "BF.MADD", "k", "b"), ints(&[1]));
     assert_eq!(call!(c, "BF.INSERT", "k", "ITEMS", "c"), ints(&[1]));
     assert_eq!(call!(c, "DEL", "k"), Int(1));
-    let events: Vec<String> = (0..5).map(|_| sub.read().array()[2].text()).collect();
     assert_eq!(
-        events,
+        events(&mut sub, 5),
         [
-            "__keyevent@0__:bf.reserve",
-            "__keyevent@0__:bf.add",
-            "__keyevent@0__:bf.madd",
-            "__keyevent@0__:bf.insert",
-            "__keyevent@0__:del"
+            "__keyevent@0__:bf.reserve k",
+            "__keyevent@0__:bf.add k",
+            "__keyevent@0__:bf.madd k",
+            "__keyevent@0__:bf.insert k",
+            "__keyevent@0__:del k"
         ]
     );
 }

@@ -56,18 +56,7 @@ fn replies_while_sparse_and_after_promotion() {
     assert_eq!(value_memory(&mut c, "u"), 1472);
     assert_eq!(
         call!(c, "BF.INFO", "u"),
-        Array(vec![
-            Simple("Capacity".into()),
-            Int(1000),
-            Simple("Size".into()),
-            Int(1472),
-            Simple("Number of filters".into()),
-            Int(1),
-            Simple("Number of items inserted".into()),
-            Int(89),
-            Simple("Expansion rate".into()),
-            Int(10),
-        ])
+        info_reply(&BF_INFO_FIELDS, &[1000, 1472, 1, 89, 10])
     );
     assert_eq!(call!(c, "BF.INFO", "u", "SIZE"), ints(&[1472]));
     assert_eq!(call!(c, "BF.CARD", "u"), Int(89));

@@ -7,10 +7,9 @@ use common::*;
 
 /// CF.INFO as `(field, value)` pairs, from a RESP2 connection.
 fn cf_info(client: &mut Client, key: &str) -> Vec<(String, i64)> {
-    call!(client, "CF.INFO", key)
-        .array()
-        .chunks(2)
-        .map(|pair| (pair[0].text(), pair[1].int()))
+    info_fields(call!(client, "CF.INFO", key))
+        .into_iter()
+        .map(|(name, value)| (name, value.int()))
         .collect()
 }
 
@@ -23,7 +22,7 @@ fn info_field(client: &mut Client, key: &str, field: &str) -> i64 {
 }
 
 /// The CF.INFO reply for the given numbers, in RedisBloom's field order.
-fn info_reply(values: [i64; 8]) -> Reply {
+fn cf_info_reply(values: [i64; 8]) -> Reply {
     let names = [
         "Size",
         "Number of buckets",
@@ -34,13 +33,7 @@ fn info_reply(values: [i64; 8]) -> Reply {
         "Expansion rate",
         "Max iterations",
     ];
-    Array(
-        names
-            .iter()
-            .zip(values)
-            .flat_map(|(name, value)| [Simple(name.to_string()), Int(value)])
-            .collect(),
-    )
+    info_reply(&names, &values)
 }
 
 fn arity(command: &str) -> Reply {
@@ -186,7 +179,7 @@ fn reserve_looks_for_keywords_only_after_the_capacity() {
     assert_eq!(call!(c, "CF.RESERVE", "EXPANSION", "100"), ok());
     assert_eq!(
         call!(c, "CF.INFO", "EXPANSION"),
-        info_reply([184, 64, 1, 0, 0, 2, 1, 20])
+        cf_info_reply([184, 64, 1, 0, 0, 2, 1, 20])
     );
     assert_eq!(call!(c, "CF.RESERVE", "MAXITERATIONS", "1000"), ok());
     assert_eq!(info_field(&mut c, "MAXITERATIONS", "Max iterations"), 20);
@@ -237,14 +230,14 @@ fn info_table_of_the_reference() {
         assert_eq!(c.call(&command), ok(), "{command:?}");
         assert_eq!(
             call!(c, "CF.INFO", key),
-            info_reply(*expected),
+            cf_info_reply(*expected),
             "{command:?}"
         );
     }
     assert_eq!(call!(c, "CF.ADD", "auto", "x"), Int(1));
     assert_eq!(
         call!(c, "CF.INFO", "auto"),
-        info_reply([1080, 512, 1, 1, 0, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 1, 0, 2, 1, 20])
     );
     assert!(call!(c, "MEMORY", "USAGE", "auto").int() > 1080);
 
@@ -266,7 +259,7 @@ fn info_table_of_the_reference() {
     let Map(pairs) = call!(c, "CF.INFO", "k2") else {
         panic!("CF.INFO is a map in RESP3")
     };
-    let expected = info_reply([1080, 256, 1, 0, 0, 4, 2, 50]).array();
+    let expected = cf_info_reply([1080, 256, 1, 0, 0, 4, 2, 50]).array();
     let flat: Vec<Reply> = pairs.into_iter().flat_map(|(k, v)| [k, v]).collect();
     assert_eq!(flat, expected);
 }
@@ -322,7 +315,7 @@ fn add_and_addnx() {
     assert_eq!(info_field(&mut c, "k", "Number of items inserted"), 5);
     assert_eq!(
         call!(c, "CF.INFO", "nx"),
-        info_reply([1080, 512, 1, 1, 0, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 1, 0, 2, 1, 20])
     );
     assert_eq!(call!(c, "SET", "s", "x"), ok());
     assert_eq!(call!(c, "CF.ADD", "s", "a"), err(WRONGTYPE));
@@ -390,7 +383,7 @@ fn insert_options_and_errors() {
     assert_eq!(call!(c, "CF.COUNT", "k", "a"), Int(2));
     assert_eq!(
         call!(c, "CF.INFO", "k"),
-        info_reply([1080, 512, 1, 4, 0, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 4, 0, 2, 1, 20])
     );
     // The capacity check holds even for an existing key or with NOCREATE.
     assert_eq!(
@@ -423,7 +416,7 @@ fn insert_options_and_errors() {
     );
     assert_eq!(
         call!(c, "CF.INFO", "c"),
-        info_reply([8248, 4096, 1, 1, 0, 2, 1, 20])
+        cf_info_reply([8248, 4096, 1, 1, 0, 2, 1, 20])
     );
     assert_eq!(call!(c, "CF.EXISTS", "c", "ITEMS"), Int(1));
     assert_eq!(
@@ -469,7 +462,7 @@ fn insert_reports_a_full_filter_per_item() {
     assert_eq!(call!(c, "CF.ADDNX", "f", "item0"), Int(0));
     assert_eq!(
         call!(c, "CF.INFO", "f"),
-        info_reply([60, 2, 1, 4, 0, 2, 0, 20])
+        cf_info_reply([60, 2, 1, 4, 0, 2, 0, 20])
     );
     c.resp3();
     args[0] = "CF.INSERT".into();
@@ -544,7 +537,7 @@ fn del() {
     assert_eq!(call!(c, "CF.EXISTS", "k", "a"), Int(0));
     assert_eq!(
         call!(c, "CF.INFO", "k"),
-        info_reply([1080, 512, 1, 1, 2, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 1, 2, 2, 1, 20])
     );
     c.resp3();
     assert_eq!(call!(c, "CF.DEL", "k", "b"), Bool(true));
@@ -568,7 +561,7 @@ fn grows_until_maximum_expansions() {
     assert_eq!(call!(c, "CF.ADD", "m", "item125"), refused);
     assert_eq!(
         call!(c, "CF.INFO", "m"),
-        info_reply([680, 2, 32, 125, 0, 2, 1, 20])
+        cf_info_reply([680, 2, 32, 125, 0, 2, 1, 20])
     );
     // Refused before the item is looked at, whole command for the multi-item forms.
     assert_replies(
@@ -703,7 +696,7 @@ fn compact_drops_emptied_trailing_sub_filters() {
     }
     assert_eq!(
         call!(c, "CF.INFO", "c"),
-        info_reply([2120, 512, 2, 681, 0, 2, 1, 20])
+        cf_info_reply([2120, 512, 2, 681, 0, 2, 1, 20])
     );
     for i in 675..680 {
         assert_eq!(call!(c, "CF.DEL", "c", format!("item{i}")), Int(1));
@@ -711,13 +704,13 @@ fn compact_drops_emptied_trailing_sub_filters() {
     // Five deletes stay under the automatic compaction threshold (10% of the items).
     assert_eq!(
         call!(c, "CF.INFO", "c"),
-        info_reply([2120, 512, 2, 676, 5, 2, 1, 20])
+        cf_info_reply([2120, 512, 2, 676, 5, 2, 1, 20])
     );
     assert_eq!(call!(c, "CF.COMPACT", "c"), ok());
     // item680 moved into the first sub-filter and the emptied second one is gone.
     assert_eq!(
         call!(c, "CF.INFO", "c"),
-        info_reply([1080, 512, 1, 676, 0, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 676, 0, 2, 1, 20])
     );
     let mut args = vec!["CF.MEXISTS".to_string(), "c".into()];
     args.extend((0..675).chain([680]).map(|i| format!("item{i}")));
@@ -725,7 +718,7 @@ fn compact_drops_emptied_trailing_sub_filters() {
     assert_eq!(call!(c, "CF.COMPACT", "c"), ok());
     assert_eq!(
         call!(c, "CF.INFO", "c"),
-        info_reply([1080, 512, 1, 676, 0, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 676, 0, 2, 1, 20])
     );
 }
 
@@ -749,7 +742,7 @@ fn automatic_compaction_after_many_deletes() {
     // Once a single sub-filter is left, deletes no longer compact (nor reset the counter).
     assert_eq!(
         call!(c, "CF.INFO", "c"),
-        info_reply([60, 2, 1, 0, 4, 2, 1, 20])
+        cf_info_reply([60, 2, 1, 0, 4, 2, 1, 20])
     );
 }
 
@@ -898,7 +891,7 @@ fn loadchunk_round_trip_and_errors() {
     );
     assert_eq!(
         call!(c, "CF.INFO", "cf"),
-        info_reply([96, 4, 2, 20, 0, 2, 2, 20])
+        cf_info_reply([96, 4, 2, 20, 0, 2, 2, 20])
     );
     assert_eq!(call!(c, "CF.EXISTS", "cf", "item3"), Int(0));
     let first = hex("a596b40783192a00");
@@ -983,7 +976,7 @@ fn loadchunk_refuses_lying_headers() {
     );
     assert_eq!(
         call!(c, "CF.INFO", "t"),
-        info_reply([64, 4, 1, i64::MIN, 7, 2, 1, 20])
+        cf_info_reply([64, 4, 1, i64::MIN, 7, 2, 1, 20])
     );
     assert_eq!(
         call!(c, "CF.LOADCHUNK", "x3", "1", header(0, 4, 0, 2, 2, 20, 3)),
@@ -991,7 +984,7 @@ fn loadchunk_refuses_lying_headers() {
     );
     assert_eq!(
         call!(c, "CF.INFO", "x3"),
-        info_reply([104, 4, 2, 0, 0, 2, 3, 20])
+        cf_info_reply([104, 4, 2, 0, 0, 2, 3, 20])
     );
     assert_eq!(call!(c, "CF.LOADCHUNK", "x3", "9", [1u8; 8]), ok());
     assert_eq!(call!(c, "CF.LOADCHUNK", "x3", "33", [2u8; 24]), ok());
@@ -1006,7 +999,7 @@ fn module_argument_cf_max_expansions() {
     assert_eq!(call!(c, "CF.ADD", "k", "a"), refused);
     assert_eq!(
         call!(c, "CF.INFO", "k"),
-        info_reply([1080, 512, 1, 0, 0, 2, 1, 20])
+        cf_info_reply([1080, 512, 1, 0, 0, 2, 1, 20])
     );
     assert_replies(
         &mut c,

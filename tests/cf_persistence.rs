@@ -93,11 +93,17 @@ fn snapshots(c: &mut Client) -> Vec<Snapshot> {
     KEYS.iter().map(|key| snapshot(c, key, key)).collect()
 }
 
+/// A client of `server` after `populate`.
+fn populated(server: &Server) -> Client {
+    let mut c = server.client();
+    populate(&mut c);
+    c
+}
+
 #[test]
 fn debug_reload_keeps_everything() {
     let server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     let before = snapshots(&mut c);
     assert_eq!(before[1].chunks, vec![], "an empty filter has no SCANDUMP");
     let digest = call!(c, "DEBUG", "DIGEST");
@@ -109,8 +115,7 @@ fn debug_reload_keeps_everything() {
 #[test]
 fn save_and_restart_keep_everything() {
     let mut server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     let before = snapshots(&mut c);
     assert_eq!(call!(c, "SAVE"), ok());
     server.restart();
@@ -137,8 +142,7 @@ fn populated_and_rewritten(preamble: &str) -> (Server, Vec<Snapshot>) {
         &[],
         &["--appendonly", "yes", "--aof-use-rdb-preamble", preamble],
     );
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     let before = snapshots(&mut c);
     c.call(&["BGREWRITEAOF"]);
     wait_for_persistence(&mut c);
@@ -182,8 +186,7 @@ fn aof_rewrite_with_preamble_keeps_everything() {
 #[test]
 fn dump_and_restore() {
     let server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     for key in KEYS {
         let payload = call!(c, "DUMP", key).bytes();
         let copy = format!("{key}-restored");
@@ -204,8 +207,7 @@ fn dump_and_restore() {
 #[test]
 fn copy_is_deep() {
     let server = Server::start();
-    let mut c = server.client();
-    populate(&mut c);
+    let mut c = populated(&server);
     for key in KEYS {
         let before = snapshot(&mut c, key, key);
         let copy = format!("{key}-copy");
@@ -308,43 +310,18 @@ fn propagation_to_the_aof() {
     for command in script {
         c.call(command);
     }
+    // An implicit creation propagates as the reservation it made, with this server's settings.
+    let implicit_reserve = |key: &str, capacity: &str| {
+        let settings = ["BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "1"];
+        strings(&[&["CF.RESERVE", key, capacity][..], &settings].concat())
+    };
     let mut expected: Vec<Vec<String>> = vec![
-        strings(&[
-            "CF.RESERVE",
-            "auto",
-            "1024",
-            "BUCKETSIZE",
-            "2",
-            "MAXITERATIONS",
-            "20",
-            "EXPANSION",
-            "1",
-        ]),
+        implicit_reserve("auto", "1024"),
         strings(&["CF.ADD", "auto", "x"]),
         strings(&["CF.ADDNX", "auto", "x"]),
-        strings(&[
-            "CF.RESERVE",
-            "nx",
-            "1024",
-            "BUCKETSIZE",
-            "2",
-            "MAXITERATIONS",
-            "20",
-            "EXPANSION",
-            "1",
-        ]),
+        implicit_reserve("nx", "1024"),
         strings(&["CF.ADDNX", "nx", "x"]),
-        strings(&[
-            "CF.RESERVE",
-            "ins",
-            "100",
-            "BUCKETSIZE",
-            "2",
-            "MAXITERATIONS",
-            "20",
-            "EXPANSION",
-            "1",
-        ]),
+        implicit_reserve("ins", "100"),
         strings(&["CF.INSERT", "ins", "CAPACITY", "100", "ITEMS", "a", "b"]),
         strings(&["CF.INSERTNX", "auto", "NOCREATE", "ITEMS", "x", "q"]),
         strings(&["CF.RESERVE", "full", "4", "EXPANSION", "0"]),
@@ -363,16 +340,10 @@ fn propagation_to_the_aof() {
         strings(&["CF.COMPACT", "auto"]),
     ];
     // Deviation D5: every chunk, not only the header.
-    for (i, (iterator, bytes)) in header.iter().enumerate() {
-        let iterator = if i == 0 { 1 } else { *iterator };
-        let reply = call!(
-            c,
-            "CF.LOADCHUNK",
-            "copy",
-            iterator.to_string(),
-            bytes.as_slice()
-        );
-        assert_eq!(reply, ok());
+    let mut chunks = header;
+    chunks[0].0 = 1;
+    load_chunks(&mut c, "CF.LOADCHUNK", "copy", &chunks);
+    for (iterator, bytes) in &chunks {
         let mut words = strings(&["CF.LOADCHUNK", "copy", &iterator.to_string()]);
         words.push(String::from_utf8_lossy(bytes).into_owned());
         expected.push(words);

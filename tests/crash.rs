@@ -110,11 +110,7 @@ fn acknowledged_items_survive_sigkill_after_a_plain_aof_rewrite() {
         call!(c, "BF.ADD", "bf:seen", format!("before:{i}"));
         call!(c, "CF.ADD", "cf:seen", format!("before:{i}"));
     }
-    assert_eq!(
-        call!(c, "BGREWRITEAOF"),
-        Simple("Background append only file rewriting started".into())
-    );
-    wait_for_persistence(&mut c);
+    rewrite_aof(&mut c);
     let checked = crash_cycles(&mut server, 2, 0xfeed);
     let mut c = server.client();
     let before: Vec<(String, String)> = (0..2000)

@@ -30,16 +30,7 @@ impl Pair {
         ];
         config.extend_from_slice(primary);
         let primary = Server::build(&[], &config);
-        let port = primary.port.to_string();
-        let mut config = vec![
-            "--replicaof",
-            "127.0.0.1",
-            &port,
-            "--propagation-error-behavior",
-            "panic",
-        ];
-        config.extend_from_slice(replica);
-        let replica = Server::build(&[], &config);
+        let replica = Server::replica_of(&primary, module_path(), replica);
         let (p, mut r) = (primary.client(), replica.client());
         wait_replica_linked(&mut r);
         Pair {

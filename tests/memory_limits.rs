@@ -321,19 +321,7 @@ fn a_replica_takes_what_its_primary_allocates() {
     assert_eq!(call!(p, "BF.RESERVE", "synced", "0.01", "10000000"), ok());
     assert_eq!(call!(p, "BF.ADD", "synced", "a"), Int(1));
 
-    let port = primary.port.to_string();
-    let replica = Server::build(
-        &[],
-        &[
-            "--maxmemory",
-            "8mb",
-            "--replicaof",
-            "127.0.0.1",
-            &port,
-            "--propagation-error-behavior",
-            "panic",
-        ],
-    );
+    let replica = Server::replica_of(&primary, module_path(), &["--maxmemory", "8mb"]);
     let mut r = replica.client();
     wait_until("the replica link", || {
         call!(r, "INFO", "replication")

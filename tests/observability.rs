@@ -44,6 +44,18 @@ fn field(reply: &[Reply], name: &str) -> Option<Reply> {
         .map(|pair| pair[1].clone())
 }
 
+/// How COMMAND DOCS describes every command's first argument, the key.
+fn key_argument() -> Vec<Reply> {
+    vec![
+        bulk("name"),
+        bulk("key"),
+        bulk("type"),
+        bulk("key"),
+        bulk("key_spec_index"),
+        Int(0),
+    ]
+}
+
 #[test]
 fn command_docs_for_every_command() {
     let s = Server::start();
@@ -64,18 +76,7 @@ fn command_docs_for_every_command() {
         );
         let arguments = field(&doc, "arguments").unwrap().array();
         let key = arguments[0].array();
-        assert_eq!(
-            key[..6],
-            [
-                bulk("name"),
-                bulk("key"),
-                bulk("type"),
-                bulk("key"),
-                bulk("key_spec_index"),
-                Int(0)
-            ],
-            "{name}"
-        );
+        assert_eq!(key[..6], key_argument(), "{name}");
     }
     let add = strip_display_text(&call!(c, "COMMAND", "DOCS", "bf.add")).array()[1].array();
     assert_eq!(
@@ -86,14 +87,7 @@ fn command_docs_for_every_command() {
     assert_eq!(
         field(&add, "arguments"),
         Some(Array(vec![
-            Array(vec![
-                bulk("name"),
-                bulk("key"),
-                bulk("type"),
-                bulk("key"),
-                bulk("key_spec_index"),
-                Int(0)
-            ]),
+            Array(key_argument()),
             Array(vec![
                 bulk("name"),
                 bulk("item"),

@@ -218,20 +218,7 @@ fn state(c: &mut Client) -> Vec<KeyState> {
 }
 
 fn replica_of(primary: &Server) -> Server {
-    replica_with(primary, &[])
-}
-
-fn replica_with(primary: &Server, config: &[&str]) -> Server {
-    let port = primary.port.to_string();
-    let mut args = vec![
-        "--replicaof",
-        "127.0.0.1",
-        &port,
-        "--propagation-error-behavior",
-        "panic",
-    ];
-    args.extend_from_slice(config);
-    Server::build(&[], &args)
+    Server::replica_of(primary, module_path(), &[])
 }
 
 #[test]
@@ -305,7 +292,7 @@ fn replicas_follow_the_primarys_sparse_decisions() {
             "--propagation-error-behavior",
             "ignore",
         ];
-        let replica = replica_with(&primary, &config);
+        let replica = Server::replica_of(&primary, module_path(), &config);
         let mut p = primary.client();
         let mut r = replica.client();
         wait_replica_linked(&mut r);

@@ -233,17 +233,7 @@ fn show(args: &[Vec<u8>]) -> String {
             if plain {
                 String::from_utf8_lossy(arg).into_owned()
             } else {
-                let text: String = arg
-                    .iter()
-                    .take(24)
-                    .flat_map(|b| std::ascii::escape_default(*b))
-                    .map(char::from)
-                    .collect();
-                let more = if arg.len() > 24 {
-                    format!("...({} bytes)", arg.len())
-                } else {
-                    String::new()
-                };
+                let (text, more) = escaped_head(arg, 24);
                 format!("\"{text}{more}\"")
             }
         })
@@ -1112,12 +1102,6 @@ impl Run {
 
     /// Waits until the replica is linked and has applied everything the primary sent.
     fn sync(&mut self) -> Result<(), String> {
-        let offset = |c: &mut Client, field: &str| -> Option<i64> {
-            let info = c.call(&["INFO", "replication"]).text();
-            info.lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|v| v.trim().parse().ok())
-        };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if !self.replica.alive() {
@@ -1132,8 +1116,8 @@ impl Run {
                 .text()
                 .contains("master_link_status:up");
             if linked {
-                let target = offset(&mut self.p, "master_repl_offset:");
-                if target.is_some() && offset(&mut self.r, "slave_repl_offset:") == target {
+                let target = repl_offset(&mut self.p, "master_repl_offset:");
+                if target.is_some() && repl_offset(&mut self.r, "slave_repl_offset:") == target {
                     return Ok(());
                 }
             }

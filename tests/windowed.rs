@@ -48,17 +48,6 @@ fn server_at_noon() -> (Server, Client, i64) {
     (s, c, t)
 }
 
-fn info_fields(reply: Reply) -> Vec<(String, Reply)> {
-    match reply {
-        Array(items) => items
-            .chunks(2)
-            .map(|pair| (pair[0].text(), pair[1].clone()))
-            .collect(),
-        Map(pairs) => pairs.into_iter().map(|(k, v)| (k.text(), v)).collect(),
-        other => panic!("BF.INFO replied {other:?}"),
-    }
-}
-
 fn field(c: &mut Client, key: &str, name: &str) -> Reply {
     info_fields(call!(c, "BF.INFO", key))
         .into_iter()
@@ -148,15 +137,7 @@ fn info_adds_window_and_generations_after_redisbloom_fields() {
     assert_eq!(reserve, ok());
     let names =
         |reply: Reply| -> Vec<String> { info_fields(reply).into_iter().map(|(k, _)| k).collect() };
-    let expected = [
-        "Capacity",
-        "Size",
-        "Number of filters",
-        "Number of items inserted",
-        "Expansion rate",
-        "Window",
-        "Generations",
-    ];
+    let expected = [&BF_INFO_FIELDS[..], &["Window", "Generations"]].concat();
     assert_eq!(names(call!(c, "BF.INFO", "k")), expected);
     assert_eq!(
         info_fields(call!(c, "BF.INFO", "k"))
@@ -375,17 +356,7 @@ fn aof_replay_builds_the_same_values_however_late() {
 #[test]
 fn replicas_follow_the_primary_clock_not_their_own() {
     let primary = Server::with_module_and_config(fault_module(), &[]);
-    let port = primary.port.to_string();
-    let replica = Server::with_module_and_config(
-        fault_module(),
-        &[
-            "--replicaof",
-            "127.0.0.1",
-            &port,
-            "--propagation-error-behavior",
-            "panic",
-        ],
-    );
+    let replica = Server::replica_of(&primary, fault_module(), &[]);
     let (mut p, mut r) = (primary.client(), replica.client());
     wait_replica_linked(&mut r);
     // The replica's clock runs 20 days ahead of the primary's.

@@ -32,17 +32,7 @@ impl std::fmt::Debug for Reply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Bulk(bytes) => {
-                let text: String = bytes
-                    .iter()
-                    .take(48)
-                    .flat_map(|b| std::ascii::escape_default(*b))
-                    .map(char::from)
-                    .collect();
-                let more = if bytes.len() > 48 {
-                    format!("...({} bytes)", bytes.len())
-                } else {
-                    String::new()
-                };
+                let (text, more) = escaped_head(bytes, 48);
                 write!(f, "Bulk(\"{text}\"{more})")
             }
             Simple(s) => write!(f, "Simple({s:?})"),
@@ -205,6 +195,43 @@ impl Client {
     pub fn resp3(&mut self) {
         assert!(matches!(self.call(&["HELLO", "3"]), Map(_)));
     }
+}
+
+/// RedisBloom's `BF.INFO` fields, in its order (a counting filter adds two after them).
+pub const BF_INFO_FIELDS: [&str; 5] = [
+    "Capacity",
+    "Size",
+    "Number of filters",
+    "Number of items inserted",
+    "Expansion rate",
+];
+
+/// An INFO-style RESP2 reply: each field name as a simple string, then its number.
+pub fn info_reply(names: &[&str], values: &[i64]) -> Reply {
+    assert_eq!(names.len(), values.len(), "one value a field");
+    let pairs = names.iter().zip(values);
+    Array(
+        pairs
+            .flat_map(|(name, value)| [Simple(name.to_string()), Int(*value)])
+            .collect(),
+    )
+}
+
+/// The first `limit` bytes escaped as ASCII, and `...(N bytes)` when that cut something off
+/// (empty when not): long binary values printed readably.
+pub fn escaped_head(bytes: &[u8], limit: usize) -> (String, String) {
+    let text = bytes
+        .iter()
+        .take(limit)
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect();
+    let more = if bytes.len() > limit {
+        format!("...({} bytes)", bytes.len())
+    } else {
+        String::new()
+    };
+    (text, more)
 }
 
 /// Sends each command in turn and asserts its exact reply, naming the command that differed: a

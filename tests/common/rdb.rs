@@ -2,7 +2,7 @@
 //! `module_payload`) with Redis's CRC-64 and RDB trailer, the module type ids, and the SCANDUMP
 //! chunks of a key.
 
-use super::client::Client;
+use super::client::{err, ok, Client, Int, Reply};
 
 /// All SCANDUMP chunks of a key (`BF.SCANDUMP` or `CF.SCANDUMP`), header first.
 pub fn scandump(client: &mut Client, command: &str, key: &str) -> Vec<(i64, Vec<u8>)> {
@@ -20,6 +20,48 @@ pub fn scandump(client: &mut Client, command: &str, key: &str) -> Vec<(i64, Vec<
         iter = next;
     }
     chunks
+}
+
+/// Sends every chunk to `command` (`BF.LOADCHUNK` or `CF.LOADCHUNK`) for `key`, in order,
+/// asserting that each is accepted.
+pub fn load_chunks(client: &mut Client, command: &str, key: &str, chunks: &[(i64, Vec<u8>)]) {
+    for (iter, bytes) in chunks {
+        let reply = client.call(&[
+            command.as_bytes(),
+            key.as_bytes(),
+            iter.to_string().as_bytes(),
+            bytes,
+        ]);
+        assert_eq!(reply, ok(), "{command} {key} {iter}");
+    }
+}
+
+/// Sends each named header chunk to `command` (`BF.LOADCHUNK` or `CF.LOADCHUNK`) for `key`,
+/// asserting the exact `error` and that no key was created.
+pub fn assert_headers_refused(
+    client: &mut Client,
+    command: &str,
+    key: &str,
+    headers: &[(&str, Vec<u8>)],
+    error: &Reply,
+) {
+    for (what, header) in headers {
+        let reply = client.call(&[command.as_bytes(), key.as_bytes(), b"1", header]);
+        assert_eq!(reply, *error, "{what}");
+        assert_eq!(client.call(&["EXISTS", key]), Int(0), "{what}");
+    }
+}
+
+/// Puts `key` back from its own DUMP payload: refused over the existing key (`BUSYKEY`), then
+/// restored once the key is deleted.
+pub fn restore_from_own_dump(client: &mut Client, key: &str) {
+    let payload = client.call(&["DUMP", key]).bytes();
+    let restore =
+        |client: &mut Client| client.call(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", &payload]);
+    let busy = err("BUSYKEY Target key name already exists.");
+    assert_eq!(restore(client), busy, "{key}");
+    assert_eq!(client.call(&["DEL", key]), Int(1), "{key}");
+    assert_eq!(restore(client), ok(), "{key}");
 }
 
 /// Redis's CRC-64 (Jones polynomial, reflected, initial value 0) used by DUMP payloads.

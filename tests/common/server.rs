@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::client::{Client, Int};
+use super::client::{bulk, Client, Int, Simple};
 
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("BLOOMRS_MODULE")
@@ -138,6 +138,21 @@ impl Server {
     /// Another build of the module, with extra `--name value` settings.
     pub fn with_module_and_config(module: PathBuf, config: &[&str]) -> Server {
         Server::launch_in(fresh_dir(), module, &[], config)
+    }
+
+    /// A replica of `primary` loading `module`, with extra `--name value` settings after
+    /// `--propagation-error-behavior panic` (so `config` may relax it).
+    pub fn replica_of(primary: &Server, module: PathBuf, config: &[&str]) -> Server {
+        let port = primary.port.to_string();
+        let mut args = vec![
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+            "--propagation-error-behavior",
+            "panic",
+        ];
+        args.extend_from_slice(config);
+        Server::launch_in(fresh_dir(), module, &[], &args)
     }
 
     /// A server of another program than `server_binary()` (e.g. `valkey-server` while the
@@ -351,28 +366,28 @@ pub fn parse_aof(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
     let mut at = 0;
     while at < bytes.len() {
         assert_eq!(bytes[at], b'*', "unexpected AOF content at byte {at}");
-        let line_end =
-            |from: usize| from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap();
-        let end = line_end(at);
-        let count: usize = std::str::from_utf8(&bytes[at + 1..end])
-            .unwrap()
-            .parse()
-            .unwrap();
-        at = end + 2;
+        let (count, after) = resp_length(bytes, at);
+        at = after;
         let mut command = Vec::new();
         for _ in 0..count {
-            let end = line_end(at);
-            let len: usize = std::str::from_utf8(&bytes[at + 1..end])
-                .unwrap()
-                .parse()
-                .unwrap();
-            at = end + 2;
+            let (len, after) = resp_length(bytes, at);
+            at = after;
             command.push(bytes[at..at + len].to_vec());
             at += len + 2;
         }
         commands.push(command);
     }
     commands
+}
+
+/// The number of a RESP `*count` or `$len` line starting at `at`, and where the next line starts.
+fn resp_length(bytes: &[u8], at: usize) -> (usize, usize) {
+    let end = at + bytes[at..].windows(2).position(|w| w == b"\r\n").unwrap();
+    let number = std::str::from_utf8(&bytes[at + 1..end])
+        .unwrap()
+        .parse()
+        .unwrap();
+    (number, end + 2)
 }
 
 /// A command's arguments as text (bytes that are not UTF-8 replaced).
@@ -383,10 +398,21 @@ pub fn command_words(command: &[Vec<u8>]) -> Vec<String> {
         .collect()
 }
 
-/// The commands of a server directory's AOF as text, without the `SELECT`, `MULTI` and `EXEC`
-/// the server adds around them.
-pub fn aof_written(dir: &Path) -> Vec<Vec<String>> {
-    aof_commands(dir)
+/// A server that shows what it propagates: its implicit creations use other defaults than the
+/// module's own (error rate 0.001, capacity 500), and every write goes to its AOF at once (read
+/// back with `aof_written`).
+pub fn propagating_server() -> Server {
+    Server::build(
+        &["ERROR_RATE", "0.001", "INITIAL_SIZE", "500"],
+        &aof_always("yes"),
+    )
+}
+
+/// The commands in a server's AOF as text once persistence is done, without the `SELECT`,
+/// `MULTI` and `EXEC` the server adds around them.
+pub fn aof_written(server: &Server, client: &mut Client) -> Vec<Vec<String>> {
+    wait_for_persistence(client);
+    aof_commands(&server.dir)
         .iter()
         .map(|command| command_words(command))
         .filter(|words| {
@@ -396,6 +422,25 @@ pub fn aof_written(dir: &Path) -> Vec<Vec<String>> {
             )
         })
         .collect()
+}
+
+/// A server that notifies every generic and keyspace event by its name (`KEg`), a client, and a
+/// second client subscribed to every keyevent channel of database 0 (read it with `events`).
+pub fn keyevent_server() -> (Server, Client, Client) {
+    let server = Server::build(&[], &["--notify-keyspace-events", "KEg"]);
+    let client = server.client();
+    let mut subscriber = server.client();
+    let reply = subscriber.call(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    assert_eq!(reply.array()[0], bulk("psubscribe"));
+    (server, client, subscriber)
+}
+
+/// Starts an AOF rewrite (none may be under way) and waits until it is done and the AOF
+/// buffer written.
+pub fn rewrite_aof(client: &mut Client) {
+    let started = Simple("Background append only file rewriting started".into());
+    assert_eq!(client.call(&["BGREWRITEAOF"]), started);
+    wait_for_persistence(client);
 }
 
 /// Waits until no AOF rewrite or RDB save runs and the AOF buffer is in the file.
@@ -480,19 +525,22 @@ pub fn wait_replica_linked(replica: &mut Client) {
 /// Waits until the replica has applied everything the primary propagated.
 pub fn wait_replica_synced(primary: &mut Client, replica: &mut Client) {
     assert_eq!(primary.call(&["WAIT", "1", "10000"]), Int(1));
-    let offset = |c: &mut Client, field: &str| -> Option<i64> {
-        let info = c.call(&["INFO", "replication"]).text();
-        info.lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.trim().parse().ok())
-    };
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let target = offset(primary, "master_repl_offset:");
-        if target.is_some() && offset(replica, "slave_repl_offset:") == target {
+        let target = repl_offset(primary, "master_repl_offset:");
+        if target.is_some() && repl_offset(replica, "slave_repl_offset:") == target {
             return;
         }
         assert!(Instant::now() < deadline, "replica did not catch up");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A replication offset from INFO replication (`field` is `master_repl_offset:` or
+/// `slave_repl_offset:`), if the server reports it.
+pub fn repl_offset(client: &mut Client, field: &str) -> Option<i64> {
+    let info = client.call(&["INFO", "replication"]).text();
+    info.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().parse().ok())
 }

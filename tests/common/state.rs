@@ -1,8 +1,8 @@
 //! What a server holds, read back so a test can compare it: every key (sorted), a number from
-//! `INFO`, a Bloom key's observable state (SCANDUMP chunks, `BF.INFO`, `BF.DEBUG`), the answers
+//! `INFO`, the fields of an INFO-style reply, a Bloom key's observable state (SCANDUMP chunks, `BF.INFO`, `BF.DEBUG`), the answers
 //! of `BF.MEXISTS`, and adding many items in batches.
 
-use super::client::{Bulk, Client, Int, Reply};
+use super::client::{Array, Bulk, Client, Int, Map, Reply};
 use super::rdb::scandump;
 
 /// Every key of the server, sorted.
@@ -24,6 +24,19 @@ pub fn info_int(client: &mut Client, section: &str, name: &str) -> i64 {
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|value| value.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
+}
+
+/// An INFO-style reply (`BF.INFO`, `CF.INFO`: a RESP2 flat list or a RESP3 map) as
+/// `(field, value)` pairs, in the server's order.
+pub fn info_fields(reply: Reply) -> Vec<(String, Reply)> {
+    match reply {
+        Array(items) => items
+            .chunks(2)
+            .map(|pair| (pair[0].text(), pair[1].clone()))
+            .collect(),
+        Map(pairs) => pairs.into_iter().map(|(k, v)| (k.text(), v)).collect(),
+        other => panic!("not an INFO reply: {other:?}"),
+    }
 }
 
 /// `BF.MADD`s `items` into `key`, 200 a command.
