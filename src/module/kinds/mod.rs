@@ -1,5 +1,5 @@
 //! The Bloom family: every kind of Bloom filter (the plain RedisBloom chain, counting,
-//! windowed and sparse filters) answers the same `BF.*` commands. A command finds whatever
+//! windowed, sparse and compact filters) answers the same `BF.*` commands. A command finds whatever
 //! kind a key holds with [`lookup`] and asks it through [`BloomValue`]; it never branches on
 //! the kind. Each kind owns only what differs: its core (beside `src/bloom/`, sharing the
 //! hashing, link sizing and chain walk), its module type, its creation, its encodings and its
