@@ -1,9 +1,8 @@
 //! bloomrs: Bloom and Cuckoo filters as native Redis data types, compatible with RedisBloom.
 //!
 //! The core (`hash`, `bloom`, `counting`, `windowed`, `sparse`, `compact`, `cuckoo`, `rdb`,
-//! `budget`) and the
-//! command syntax (`syntax`) have no Redis in them; the `module` layer (behind the default
-//! `module` feature) adapts them to the Redis module API.
+//! `budget`) and the command syntax (`syntax`) have no Redis in them; the `module` layer
+//! (behind the default `module` feature) adapts them to the Redis module API.
 pub mod bloom;
 pub mod budget;
 pub mod compact;
