@@ -172,9 +172,9 @@ impl CuckooFilter {
         self.expansion
     }
 
-    /// The sub-filters, oldest first.
     /// The sub-filters' vector, for an allocator that moves heap blocks (Redis's active
     /// defragmentation); callers move memory, never change lengths.
+    #[cfg(feature = "module")]
     pub(crate) fn sub_filters_for_relocation(&mut self) -> &mut Vec<SubFilter> {
         &mut self.filters
     }

@@ -44,6 +44,7 @@ impl SubFilter {
     }
 
     /// The slot bytes, for an allocator that moves heap blocks; callers never change the length.
+    #[cfg(feature = "module")]
     pub(crate) fn slots_for_relocation(&mut self) -> &mut Vec<u8> {
         &mut self.slots
     }
