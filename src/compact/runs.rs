@@ -140,25 +140,13 @@ impl Table {
                 self.bump(start >> 6, |o| o.saturating_add(1));
             }
         }
-        let mut start = p & !63;
-        if start == p {
-            start = start.wrapping_sub(64) & mask;
-        }
-        for _ in 0..self.offsets.len() {
-            let offset = self
-                .offsets
-                .get((start >> 6) as usize)
-                .copied()
-                .unwrap_or(0);
-            let reaches = self.distance(start, p) <= u64::from(offset);
-            let earlier = self.distance(x, p) > self.distance(start, p);
-            let shifted = self.distance(p, start) <= self.distance(p, last);
-            if !reaches || !earlier || shifted || offset == SATURATED {
-                break;
-            }
-            self.bump(start >> 6, |o| o.saturating_add(1));
-            start = start.wrapping_sub(64) & mask;
-        }
+        let gains = |table: &Self, start: u64, offset: u16| {
+            let reaches = table.distance(start, p) <= u64::from(offset);
+            let earlier = table.distance(x, p) > table.distance(start, p);
+            let shifted = table.distance(p, start) <= table.distance(p, last);
+            reaches && earlier && !shifted
+        };
+        self.bump_back_while(p, |o| o.saturating_add(1), gains);
     }
 
     /// Offsets after the entry at `d` went and the entries after it up to `hole` moved one
@@ -171,8 +159,26 @@ impl Table {
             let start = (first + 64 * k) & mask;
             self.bump(start >> 6, |o| o.saturating_sub(1));
         }
-        let mut start = d & !63;
-        if start == d {
+        let loses = |table: &Self, start: u64, offset: u16| {
+            let covered = table.distance(start, d) < u64::from(offset);
+            let shifted = table.distance(d, start) <= table.distance(d, hole);
+            covered && !shifted
+        };
+        self.bump_back_while(d, |o| o.saturating_sub(1), loses);
+    }
+
+    /// Walks the block starts before `p` (from `p`'s own block, or the one before when `p`
+    /// starts a block), nearest first, changing each offset with `change` while `goes_on`
+    /// holds for the block's start and offset; a saturated offset ends the walk.
+    fn bump_back_while(
+        &mut self,
+        p: u64,
+        change: impl Fn(u16) -> u16 + Copy,
+        goes_on: impl Fn(&Self, u64, u16) -> bool,
+    ) {
+        let mask = self.slots() - 1;
+        let mut start = p & !63;
+        if start == p {
             start = start.wrapping_sub(64) & mask;
         }
         for _ in 0..self.offsets.len() {
@@ -181,11 +187,10 @@ impl Table {
                 .get((start >> 6) as usize)
                 .copied()
                 .unwrap_or(0);
-            let shifted = self.distance(d, start) <= self.distance(d, hole);
-            if self.distance(start, d) >= u64::from(offset) || shifted || offset == SATURATED {
+            if offset == SATURATED || !goes_on(self, start, offset) {
                 break;
             }
-            self.bump(start >> 6, |o| o.saturating_sub(1));
+            self.bump(start >> 6, change);
             start = start.wrapping_sub(64) & mask;
         }
     }
