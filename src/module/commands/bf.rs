@@ -59,17 +59,13 @@ pub fn reserve(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.ADD key item
 pub fn add(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     insert_items(ctx, args, 2, Some(default_options()), Reply::One, c"bf.add")
 }
 
 /// BF.MADD key item [item ...]
 pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() < 3 {
-        return Err(CommandError::Arity);
-    }
+    args.at_least(3)?;
     insert_items(
         ctx,
         args,
@@ -206,17 +202,13 @@ fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
 
 /// BF.DEL key item
 pub fn del(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     delete_items(ctx, args, false)
 }
 
 /// BF.MDEL key item [item ...]
 pub fn mdel(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() < 3 {
-        return Err(CommandError::Arity);
-    }
+    args.at_least(3)?;
     delete_items(ctx, args, true)
 }
 
@@ -260,17 +252,13 @@ fn delete_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
 
 /// BF.EXISTS key item
 pub fn exists(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     check_items(ctx, args, false)
 }
 
 /// BF.MEXISTS key item [item ...]
 pub fn mexists(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() < 3 {
-        return Err(CommandError::Arity);
-    }
+    args.at_least(3)?;
     check_items(ctx, args, true)
 }
 
@@ -374,9 +362,7 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.CARD key
 pub fn card(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(2)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, false);
     match kinds::lookup(&mut key) {
@@ -389,9 +375,7 @@ pub fn card(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.DEBUG key
 pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(2)?;
     with_filter(ctx, args, |filter| {
         let lines = filter.debug_lines();
         ctx.reply_array(lines.len() + 1);
@@ -405,9 +389,7 @@ pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.SCANDUMP key iterator
 pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     with_filter(ctx, args, |filter| {
         // RedisBloom reads the iterator only once the key is found.
         let iter = parse_bf_scandump_iterator(&args)?;

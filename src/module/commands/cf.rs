@@ -140,9 +140,7 @@ pub fn addnx(ctx: Ctx, args: Args) -> CommandResult {
 }
 
 fn add_one(ctx: Ctx, args: Args, mode: AddMode, event: &CStr) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let default_capacity = default_params().capacity;
@@ -239,9 +237,7 @@ fn with_readable(ctx: Ctx, args: Args, body: impl FnOnce(Option<&CuckooFilter>))
 
 /// CF.EXISTS key item
 pub fn exists(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     with_readable(ctx, args, |filter| {
         ctx.reply_bool(filter.is_some_and(|f| f.contains(args.bytes(2))));
     })
@@ -249,9 +245,7 @@ pub fn exists(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.MEXISTS key item [item ...]
 pub fn mexists(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() < 3 {
-        return Err(CommandError::Arity);
-    }
+    args.at_least(3)?;
     with_readable(ctx, args, |filter| {
         ctx.reply_array(args.len() - 2);
         for item in args.items(2) {
@@ -262,9 +256,7 @@ pub fn mexists(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.COUNT key item
 pub fn count(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     with_readable(ctx, args, |filter| {
         let count = filter.map_or(0, |f| f.count(args.bytes(2)));
         ctx.reply_int(i64::try_from(count).unwrap_or(i64::MAX));
@@ -273,9 +265,7 @@ pub fn count(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.DEL key item
 pub fn del(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let Slot::Ours(filter) = key.slot::<CuckooFilter>(&CUCKOO_TYPE) else {
@@ -292,9 +282,7 @@ pub fn del(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.COMPACT key
 pub fn compact(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(2)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let Slot::Ours(filter) = key.slot::<CuckooFilter>(&CUCKOO_TYPE) else {
@@ -338,9 +326,7 @@ pub(super) fn with_filter(
 
 /// CF.INFO key
 pub fn info(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(2)?;
     with_filter(ctx, args, |filter| {
         let fields: [(&CStr, u64); 8] = [
             (c"Size", filter.size_bytes()),
@@ -364,9 +350,7 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
 
 /// CF.DEBUG key
 pub fn debug(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(2)?;
     with_filter(ctx, args, |filter| {
         let line = format!(
             "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",

@@ -26,6 +26,25 @@ impl<'a> Args<'a> {
         self.argv.len()
     }
 
+    /// Refuses a call of other than `count` arguments (the command name counts) with the
+    /// server's wrong-arity reply.
+    pub fn exactly(&self, count: usize) -> Result<(), CommandError> {
+        if self.argv.len() == count {
+            Ok(())
+        } else {
+            Err(CommandError::Arity)
+        }
+    }
+
+    /// Refuses a call of fewer than `count` arguments with the server's wrong-arity reply.
+    pub fn at_least(&self, count: usize) -> Result<(), CommandError> {
+        if self.argv.len() >= count {
+            Ok(())
+        } else {
+            Err(CommandError::Arity)
+        }
+    }
+
     pub fn raw(&self, index: usize) -> Option<RawString> {
         self.argv.get(index).copied()
     }

@@ -237,9 +237,7 @@ unsafe extern "C" fn aof_rewrite(
 /// it is (0). The primary propagates it at the point of every promotion; run on every sparse
 /// key (`SCAN 0 TYPE bloomrsSP`) it makes the next save RedisBloom's format again.
 pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 2 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(2)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let admission = ctx.admission();

@@ -200,9 +200,7 @@ impl Measured for Windowed {
 /// that have left its window by then; replies how many were dropped. The primary propagates
 /// it ahead of a write that moved the clock; a client may send it too.
 pub fn retire(ctx: Ctx, args: Args) -> CommandResult {
-    if args.len() != 3 {
-        return Err(CommandError::Arity);
-    }
+    args.exactly(3)?;
     let now = args
         .int(2)
         .and_then(|ms| u64::try_from(ms).ok())
