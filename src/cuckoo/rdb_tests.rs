@@ -98,89 +98,36 @@ fn rdb_malformed_values_fail_cleanly() {
         fields
     };
     let one = || vec![u(4), Field::Buffer(vec![0; 8])];
+    let two = || [one(), one()].concat();
+    let short = || vec![u(4), Field::Buffer(vec![0; 7])];
     let invalid = |what| Err(LoadError::Invalid(what));
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 20, 1], one()), 5),
-        Err(LoadError::UnknownVersion(5))
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 20, 1], one()), -1),
-        Err(LoadError::UnknownVersion(-1))
-    );
-    assert_eq!(
-        load_fields(value([0, 4, 0, 0, 2, 20, 1], vec![]), 4),
-        invalid("number of filters")
-    );
-    assert_eq!(
-        load_fields(value([65536, 4, 0, 0, 2, 20, 1], one()), 4),
-        invalid("number of filters")
-    );
-    assert_eq!(
-        load_fields(value([1, 0, 0, 0, 2, 20, 1], one()), 4),
-        invalid("number of buckets")
-    );
-    assert_eq!(
-        load_fields(value([1, 3, 0, 0, 2, 20, 1], one()), 4),
-        invalid("number of buckets")
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 0, 20, 1], one()), 4),
-        invalid("bucket size")
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 256, 20, 1], one()), 4),
-        invalid("bucket size")
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 65536, 20, 1], one()), 4),
-        invalid("bucket size")
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 0, 1], one()), 4),
-        invalid("max iterations")
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 1 << 16, 1], one()), 4),
-        invalid("max iterations")
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 20, 1 << 16], one()), 4),
-        invalid("expansion")
-    );
-    let two = || [one(), vec![u(4), Field::Buffer(vec![0; 8])]].concat();
-    assert_eq!(
-        load_fields(value([2, 4, 0, 0, 2, 20, 0], two()), 4),
-        invalid("expansion")
-    );
-    assert_eq!(
-        load_fields(value([2, 4, 0, 0, 2, 20, 2], two()), 4),
-        invalid("sub-filter bucket count")
-    );
-    let short = vec![u(4), Field::Buffer(vec![0; 7])];
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 20, 1], short), 4),
-        invalid("sub-filter length")
-    );
-    assert_eq!(
-        load_fields(value([1, 1 << 56, 0, 0, 2, 20, 1], vec![]), 4),
-        Err(LoadError::TooLarge)
-    );
-    assert_eq!(
-        load_fields(value([1, 1 << 40, 0, 0, 1, 20, 1], vec![]), 4),
-        Err(LoadError::TooLarge)
-    );
-    assert_eq!(
-        load_fields(value([1, 1 << 29, 0, 0, 2, 20, 1], vec![]), 4),
-        Err(LoadError::TooLarge)
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 20, 1], vec![u(4)]), 4),
-        Err(LoadError::Io)
-    );
-    assert_eq!(
-        load_fields(value([1, 4, 0, 0, 2, 20, 1], vec![]), 4),
-        Err(LoadError::Io)
-    );
+    // (top-level fields, sub-filters, encoding version, what loading answers)
+    #[rustfmt::skip]
+    let cases: Vec<([u64; 7], Vec<Field>, i32, Result<CuckooFilter, LoadError>)> = vec![
+        ([1, 4, 0, 0, 2, 20, 1], one(), 5, Err(LoadError::UnknownVersion(5))),
+        ([1, 4, 0, 0, 2, 20, 1], one(), -1, Err(LoadError::UnknownVersion(-1))),
+        ([0, 4, 0, 0, 2, 20, 1], vec![], 4, invalid("number of filters")),
+        ([65536, 4, 0, 0, 2, 20, 1], one(), 4, invalid("number of filters")),
+        ([1, 0, 0, 0, 2, 20, 1], one(), 4, invalid("number of buckets")),
+        ([1, 3, 0, 0, 2, 20, 1], one(), 4, invalid("number of buckets")),
+        ([1, 4, 0, 0, 0, 20, 1], one(), 4, invalid("bucket size")),
+        ([1, 4, 0, 0, 256, 20, 1], one(), 4, invalid("bucket size")),
+        ([1, 4, 0, 0, 65536, 20, 1], one(), 4, invalid("bucket size")),
+        ([1, 4, 0, 0, 2, 0, 1], one(), 4, invalid("max iterations")),
+        ([1, 4, 0, 0, 2, 1 << 16, 1], one(), 4, invalid("max iterations")),
+        ([1, 4, 0, 0, 2, 20, 1 << 16], one(), 4, invalid("expansion")),
+        ([2, 4, 0, 0, 2, 20, 0], two(), 4, invalid("expansion")),
+        ([2, 4, 0, 0, 2, 20, 2], two(), 4, invalid("sub-filter bucket count")),
+        ([1, 4, 0, 0, 2, 20, 1], short(), 4, invalid("sub-filter length")),
+        ([1, 1 << 56, 0, 0, 2, 20, 1], vec![], 4, Err(LoadError::TooLarge)),
+        ([1, 1 << 40, 0, 0, 1, 20, 1], vec![], 4, Err(LoadError::TooLarge)),
+        ([1, 1 << 29, 0, 0, 2, 20, 1], vec![], 4, Err(LoadError::TooLarge)),
+        ([1, 4, 0, 0, 2, 20, 1], vec![u(4)], 4, Err(LoadError::Io)),
+        ([1, 4, 0, 0, 2, 20, 1], vec![], 4, Err(LoadError::Io)),
+    ];
+    for (top, subs, encver, expected) in cases {
+        assert_eq!(load_fields(value(top, subs), encver), expected, "{top:?}");
+    }
     assert_eq!(
         load_fields(vec![u(1), u(4), Field::Double(0.0)], 4),
         Err(LoadError::Io)
