@@ -101,9 +101,10 @@ fn rdb_malformed_values_fail_cleanly() {
     let two = || [one(), one()].concat();
     let short = || vec![u(4), Field::Buffer(vec![0; 7])];
     let invalid = |what| Err(LoadError::Invalid(what));
-    // (top-level fields, sub-filters, encoding version, what loading answers)
+    // Top-level fields, sub-filters, encoding version, what loading answers.
+    type Case = ([u64; 7], Vec<Field>, i32, Result<CuckooFilter, LoadError>);
     #[rustfmt::skip]
-    let cases: Vec<([u64; 7], Vec<Field>, i32, Result<CuckooFilter, LoadError>)> = vec![
+    let cases: Vec<Case> = vec![
         ([1, 4, 0, 0, 2, 20, 1], one(), 5, Err(LoadError::UnknownVersion(5))),
         ([1, 4, 0, 0, 2, 20, 1], one(), -1, Err(LoadError::UnknownVersion(-1))),
         ([0, 4, 0, 0, 2, 20, 1], vec![], 4, invalid("number of filters")),
