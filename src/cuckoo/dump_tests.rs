@@ -118,48 +118,25 @@ fn header_validation() {
     assert_eq!(valid(long), Err(CuckooError::Invalid("header length")));
 
     let invalid = |what| Err(CuckooError::Invalid(what));
-    assert_eq!(
-        valid(header(0, 4, 0, 65536, 2, 20, 1)),
-        invalid("number of filters")
-    );
-    assert_eq!(
-        valid(header(0, 4, 0, 0, 2, 20, 1)),
-        invalid("number of filters")
-    );
-    assert_eq!(valid(header(0, 4, 0, 1, 0, 20, 1)), invalid("bucket size"));
-    assert_eq!(
-        valid(header(0, 4, 0, 1, 256, 20, 1)),
-        invalid("bucket size")
-    );
-    assert_eq!(
-        valid(header(0, 0, 0, 1, 2, 20, 1)),
-        invalid("number of buckets")
-    );
-    assert_eq!(
-        valid(header(0, 6, 0, 1, 2, 20, 1)),
-        invalid("number of buckets")
-    );
-    assert_eq!(
-        valid(header(0, 4, 0, 1, 2, 0, 1)),
-        invalid("max iterations")
-    );
-    assert_eq!(valid(header(0, 4, 0, 2, 2, 20, 0)), invalid("expansion"));
-    assert_eq!(
-        valid(header(0, 1 << 56, 0, 1, 1, 20, 1)),
-        Err(CuckooError::TooLarge)
-    );
-    assert_eq!(
-        valid(header(0, 1 << 40, 0, 1, 1, 20, 1)),
-        Err(CuckooError::TooLarge)
-    );
-    assert_eq!(
-        valid(header(0, 1 << 29, 0, 1, 2, 20, 1)),
-        Err(CuckooError::TooLarge)
-    );
-    assert_eq!(
-        valid(header(0, 4, 0, 60, 2, 20, 32768)),
-        Err(CuckooError::TooLarge)
-    );
+    // A header and what building from it answers.
+    #[rustfmt::skip]
+    let cases = [
+        (header(0, 4, 0, 65536, 2, 20, 1), invalid("number of filters")),
+        (header(0, 4, 0, 0, 2, 20, 1), invalid("number of filters")),
+        (header(0, 4, 0, 1, 0, 20, 1), invalid("bucket size")),
+        (header(0, 4, 0, 1, 256, 20, 1), invalid("bucket size")),
+        (header(0, 0, 0, 1, 2, 20, 1), invalid("number of buckets")),
+        (header(0, 6, 0, 1, 2, 20, 1), invalid("number of buckets")),
+        (header(0, 4, 0, 1, 2, 0, 1), invalid("max iterations")),
+        (header(0, 4, 0, 2, 2, 20, 0), invalid("expansion")),
+        (header(0, 1 << 56, 0, 1, 1, 20, 1), Err(CuckooError::TooLarge)),
+        (header(0, 1 << 40, 0, 1, 1, 20, 1), Err(CuckooError::TooLarge)),
+        (header(0, 1 << 29, 0, 1, 2, 20, 1), Err(CuckooError::TooLarge)),
+        (header(0, 4, 0, 60, 2, 20, 32768), Err(CuckooError::TooLarge)),
+    ];
+    for (bytes, expected) in cases {
+        assert_eq!(valid(bytes.clone()), expected, "{bytes:?}");
+    }
 
     // Accepted as RedisBloom accepts them.
     let truncated = valid(header(0, 4, 0, 65537, 2, 20, 1)).expect("65537 is 1 in 16 bits");
