@@ -2,12 +2,8 @@
 
 use super::ArgError::*;
 use super::*;
+use crate::syntax::tests::{assert_parses, with_args};
 use crate::syntax::ByteArgs;
-
-fn with_args<T>(words: &[&str], parse: impl FnOnce(&ByteArgs) -> T) -> T {
-    let bytes: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
-    parse(&ByteArgs(&bytes))
-}
 
 fn reserve(words: &[&str]) -> Result<BloomOptions, ArgError> {
     with_args(words, |args| parse_bf_reserve(args))
@@ -46,19 +42,29 @@ fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOption
 #[test]
 fn reserve_reads_the_positional_arguments_and_keywords() {
     let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
-    assert_eq!(r(&[]), Ok(options(100, 0.01, 2, true)));
-    assert_eq!(r(&["expansion", "4"]), Ok(options(100, 0.01, 4, true)));
-    assert_eq!(r(&["NONSCALING"]), Ok(options(100, 0.01, 2, false)));
-    assert_eq!(
-        r(&["NONSCALING", "nonscaling"]),
-        Ok(options(100, 0.01, 2, false))
+    assert_parses(
+        r,
+        &[
+            (&[], Ok(options(100, 0.01, 2, true))),
+            (&["expansion", "4"], Ok(options(100, 0.01, 4, true))),
+            (&["NONSCALING"], Ok(options(100, 0.01, 2, false))),
+            (
+                &["NONSCALING", "nonscaling"],
+                Ok(options(100, 0.01, 2, false)),
+            ),
+        ],
     );
     // Unknown words are ignored; the first EXPANSION wins.
-    assert_eq!(r(&["a", "b", "c"]), Ok(options(100, 0.01, 2, true)));
-    assert_eq!(r(&["EXPANSION", "2", "y"]), Ok(options(100, 0.01, 2, true)));
-    assert_eq!(
-        r(&["EXPANSION", "3", "EXPANSION"]),
-        Ok(options(100, 0.01, 3, true))
+    assert_parses(
+        r,
+        &[
+            (&["a", "b", "c"], Ok(options(100, 0.01, 2, true))),
+            (&["EXPANSION", "2", "y"], Ok(options(100, 0.01, 2, true))),
+            (
+                &["EXPANSION", "3", "EXPANSION"],
+                Ok(options(100, 0.01, 3, true)),
+            ),
+        ],
     );
     // RedisBloom keeps 32 bits of the expansion; a larger one is refused (deviation D15).
     assert_eq!(r(&["EXPANSION", "4294967299"]), Err(ExpansionTooLarge));
@@ -66,24 +72,17 @@ fn reserve_reads_the_positional_arguments_and_keywords() {
 
 #[test]
 fn reserve_checks_in_redisbloom_order() {
-    assert_eq!(reserve(&["BF.RESERVE", "k", "x", "y"]), Err(BadErrorRate));
-    assert_eq!(reserve(&["BF.RESERVE", "k", "nan", "y"]), Err(BadErrorRate));
-    assert_eq!(reserve(&["BF.RESERVE", "k", "1", "y"]), Err(ErrorRateRange));
-    assert_eq!(
-        reserve(&["BF.RESERVE", "k", "0", "100"]),
-        Err(ErrorRateRange)
-    );
-    assert_eq!(
-        reserve(&["BF.RESERVE", "k", "inf", "100"]),
-        Err(ErrorRateRange)
-    );
-    assert_eq!(
-        reserve(&["BF.RESERVE", "k", "0.1", "1e3"]),
-        Err(BadCapacity)
-    );
-    assert_eq!(
-        reserve(&["BF.RESERVE", "k", "0.1", "1.5"]),
-        Err(BadCapacity)
+    assert_parses(
+        reserve,
+        &[
+            (&["BF.RESERVE", "k", "x", "y"], Err(BadErrorRate)),
+            (&["BF.RESERVE", "k", "nan", "y"], Err(BadErrorRate)),
+            (&["BF.RESERVE", "k", "1", "y"], Err(ErrorRateRange)),
+            (&["BF.RESERVE", "k", "0", "100"], Err(ErrorRateRange)),
+            (&["BF.RESERVE", "k", "inf", "100"], Err(ErrorRateRange)),
+            (&["BF.RESERVE", "k", "0.1", "1e3"], Err(BadCapacity)),
+            (&["BF.RESERVE", "k", "0.1", "1.5"], Err(BadCapacity)),
+        ],
     );
     let too_big = ["BF.RESERVE", "k", "0.1", "9223372036854775808"];
     assert_eq!(reserve(&too_big), Err(BadCapacity));
@@ -97,22 +96,21 @@ fn reserve_checks_in_redisbloom_order() {
     );
     let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
     // A trailing EXPANSION is reported before NONSCALING.
-    assert_eq!(r(&["NONSCALING", "EXPANSION"]), Err(NoExpansion));
-    assert_eq!(
-        r(&["EXPANSION", "2", "NONSCALING"]),
-        Err(NonScalingExpansion)
-    );
-    assert_eq!(
-        r(&["NONSCALING", "EXPANSION", "x"]),
-        Err(NonScalingExpansion)
-    );
-    assert_eq!(r(&["EXPANSION", "x"]), Err(BadExpansion));
-    assert_eq!(r(&["EXPANSION", "0"]), Err(ExpansionRange));
-    assert_eq!(r(&["EXPANSION", "-1"]), Err(ExpansionRange));
-    assert_eq!(r(&["EXPANSION", "4294967296"]), Err(ExpansionTooLarge));
-    assert_eq!(
-        r(&["EXPANSION", "9223372036854775807"]),
-        Err(ExpansionTooLarge)
+    assert_parses(
+        r,
+        &[
+            (&["NONSCALING", "EXPANSION"], Err(NoExpansion)),
+            (&["EXPANSION", "2", "NONSCALING"], Err(NonScalingExpansion)),
+            (&["NONSCALING", "EXPANSION", "x"], Err(NonScalingExpansion)),
+            (&["EXPANSION", "x"], Err(BadExpansion)),
+            (&["EXPANSION", "0"], Err(ExpansionRange)),
+            (&["EXPANSION", "-1"], Err(ExpansionRange)),
+            (&["EXPANSION", "4294967296"], Err(ExpansionTooLarge)),
+            (
+                &["EXPANSION", "9223372036854775807"],
+                Err(ExpansionTooLarge),
+            ),
+        ],
     );
     assert_eq!(
         r(&["EXPANSION", "4294967295"]).map(|o| o.growth),
@@ -261,19 +259,26 @@ fn insert_repeated_options_last_wins() {
 
 #[test]
 fn insert_checks_in_redisbloom_order() {
-    assert_eq!(insert(&["BF.INSERT", "k", "ITEMS"]), Err(Arity));
-    assert_eq!(insert(&["BF.INSERT", "k", "CAPACITY", "10"]), Err(Arity));
-    assert_eq!(insert(&["BF.INSERT", "k", "NOCREATE", "ITEMS"]), Err(Arity));
-    assert_eq!(
-        insert(&["BF.INSERT", "k", "NOCREATE", "NONSCALING"]),
-        Err(Arity)
+    assert_parses(
+        insert,
+        &[
+            (&["BF.INSERT", "k", "ITEMS"], Err(Arity)),
+            (&["BF.INSERT", "k", "CAPACITY", "10"], Err(Arity)),
+            (&["BF.INSERT", "k", "NOCREATE", "ITEMS"], Err(Arity)),
+            (&["BF.INSERT", "k", "NOCREATE", "NONSCALING"], Err(Arity)),
+        ],
     );
     // A value-taking option as the last word is an arity error, before its parse.
-    assert_eq!(insert(&["BF.INSERT", "k", "NOCREATE", "ERROR"]), Err(Arity));
-    assert_eq!(insert(&["BF.INSERT", "k", "n", "CAPACITY"]), Err(Arity));
-    assert_eq!(
-        insert(&["BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"]),
-        Err(InsertBadErrorRate)
+    assert_parses(
+        insert,
+        &[
+            (&["BF.INSERT", "k", "NOCREATE", "ERROR"], Err(Arity)),
+            (&["BF.INSERT", "k", "n", "CAPACITY"], Err(Arity)),
+            (
+                &["BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"],
+                Err(InsertBadErrorRate),
+            ),
+        ],
     );
     let bad_capacity = ["BF.INSERT", "k", "CAPACITY", "1e3", "ITEMS", "a"];
     assert_eq!(insert(&bad_capacity), Err(InsertBadCapacity));
@@ -361,43 +366,41 @@ fn insert_capacity_reaches_i64_boundaries() {
 #[test]
 fn info_field_is_an_exact_case_insensitive_word() {
     let field = |words: &[&str]| with_args(words, |args| parse_bf_info_field(args));
-    assert_eq!(field(&["BF.INFO", "k"]), Ok(None));
-    assert_eq!(
-        field(&["BF.INFO", "k", "CAPACITY"]),
-        Ok(Some(BfInfoField::Capacity))
+    assert_parses(
+        field,
+        &[
+            (&["BF.INFO", "k"], Ok(None)),
+            (
+                &["BF.INFO", "k", "CAPACITY"],
+                Ok(Some(BfInfoField::Capacity)),
+            ),
+            (&["BF.INFO", "k", "size"], Ok(Some(BfInfoField::Size))),
+            (&["BF.INFO", "k", "Filters"], Ok(Some(BfInfoField::Filters))),
+            (&["BF.INFO", "k", "items"], Ok(Some(BfInfoField::Items))),
+            (
+                &["BF.INFO", "k", "EXPANSION"],
+                Ok(Some(BfInfoField::Expansion)),
+            ),
+            (&["BF.INFO", "k", "cap"], Err(UnknownInfoField)),
+            (&["BF.INFO", "k", ""], Err(UnknownInfoField)),
+            (&["BF.INFO", "k", "size", "x"], Err(Arity)),
+            (&["BF.INFO"], Err(Arity)),
+        ],
     );
-    assert_eq!(
-        field(&["BF.INFO", "k", "size"]),
-        Ok(Some(BfInfoField::Size))
-    );
-    assert_eq!(
-        field(&["BF.INFO", "k", "Filters"]),
-        Ok(Some(BfInfoField::Filters))
-    );
-    assert_eq!(
-        field(&["BF.INFO", "k", "items"]),
-        Ok(Some(BfInfoField::Items))
-    );
-    assert_eq!(
-        field(&["BF.INFO", "k", "EXPANSION"]),
-        Ok(Some(BfInfoField::Expansion))
-    );
-    assert_eq!(field(&["BF.INFO", "k", "cap"]), Err(UnknownInfoField));
-    assert_eq!(field(&["BF.INFO", "k", ""]), Err(UnknownInfoField));
-    assert_eq!(field(&["BF.INFO", "k", "size", "x"]), Err(Arity));
-    assert_eq!(field(&["BF.INFO"]), Err(Arity));
 }
 
 #[test]
 fn scandump_and_loadchunk_iterators() {
     let scan = |words: &[&str]| with_args(words, |args| parse_bf_scandump_iterator(args));
-    assert_eq!(scan(&["BF.SCANDUMP", "k", "0"]), Ok(0));
-    assert_eq!(scan(&["BF.SCANDUMP", "k", "-3"]), Ok(-3));
-    assert_eq!(
-        scan(&["BF.SCANDUMP", "k", "x"]),
-        Err(ScanIteratorNotNumeric)
+    assert_parses(
+        scan,
+        &[
+            (&["BF.SCANDUMP", "k", "0"], Ok(0)),
+            (&["BF.SCANDUMP", "k", "-3"], Ok(-3)),
+            (&["BF.SCANDUMP", "k", "x"], Err(ScanIteratorNotNumeric)),
+            (&["BF.SCANDUMP", "k"], Err(Arity)),
+        ],
     );
-    assert_eq!(scan(&["BF.SCANDUMP", "k"]), Err(Arity));
     let load = |words: &[&str]| with_args(words, |args| parse_bf_loadchunk(args));
     assert_eq!(load(&["BF.LOADCHUNK", "k", "1", "data"]), Ok(1));
     assert_eq!(load(&["BF.LOADCHUNK", "k", "0", ""]), Ok(0));
@@ -426,36 +429,41 @@ fn reserve_window_options() {
             ..options(100, 0.01, 2, true)
         })
     };
-    assert_eq!(r(&["WINDOW", "60"]), windowed(window(60, 4)));
-    assert_eq!(
-        r(&["window", "86400", "generations", "8"]),
-        windowed(window(86400, 8))
-    );
-    assert_eq!(
-        r(&[
-            "GENERATIONS",
-            "2",
-            "WINDOW",
-            "10",
-            "EXPANSION",
-            "4",
-            "NONSCALING"
-        ]),
-        Err(NonScalingExpansion)
-    );
-    assert_eq!(
-        r(&["EXPANSION", "4", "WINDOW", "10", "GENERATIONS", "3"]),
-        Ok(BloomOptions {
-            window: window(10, 3),
-            ..options(100, 0.01, 4, true)
-        })
-    );
-    assert_eq!(
-        r(&["NONSCALING", "WINDOW", "10"]),
-        Ok(BloomOptions {
-            window: window(10, 4),
-            ..options(100, 0.01, 2, false)
-        })
+    assert_parses(
+        r,
+        &[
+            (&["WINDOW", "60"], windowed(window(60, 4))),
+            (
+                &["window", "86400", "generations", "8"],
+                windowed(window(86400, 8)),
+            ),
+            (
+                &[
+                    "GENERATIONS",
+                    "2",
+                    "WINDOW",
+                    "10",
+                    "EXPANSION",
+                    "4",
+                    "NONSCALING",
+                ],
+                Err(NonScalingExpansion),
+            ),
+            (
+                &["EXPANSION", "4", "WINDOW", "10", "GENERATIONS", "3"],
+                Ok(BloomOptions {
+                    window: window(10, 3),
+                    ..options(100, 0.01, 4, true)
+                }),
+            ),
+            (
+                &["NONSCALING", "WINDOW", "10"],
+                Ok(BloomOptions {
+                    window: window(10, 4),
+                    ..options(100, 0.01, 2, false)
+                }),
+            ),
+        ],
     );
     for bad in [
         &["WINDOW"][..],
@@ -473,26 +481,31 @@ fn reserve_window_options() {
     }
     assert_eq!(r(&["GENERATIONS", "4"]), Err(GenerationsWithoutWindow));
     // Without WINDOW, RedisBloom's arity stands; with it, four more words are allowed.
-    assert_eq!(r(&["a", "b", "c", "d"]), Err(Arity));
-    assert_eq!(
-        r(&["WINDOW", "10", "GENERATIONS", "4", "EXPANSION", "4", "x"]),
-        Ok(BloomOptions {
-            window: window(10, 4),
-            ..options(100, 0.01, 4, true)
-        })
-    );
-    assert_eq!(
-        r(&[
-            "WINDOW",
-            "10",
-            "GENERATIONS",
-            "4",
-            "EXPANSION",
-            "4",
-            "x",
-            "y"
-        ]),
-        Err(Arity)
+    assert_parses(
+        r,
+        &[
+            (&["a", "b", "c", "d"], Err(Arity)),
+            (
+                &["WINDOW", "10", "GENERATIONS", "4", "EXPANSION", "4", "x"],
+                Ok(BloomOptions {
+                    window: window(10, 4),
+                    ..options(100, 0.01, 4, true)
+                }),
+            ),
+            (
+                &[
+                    "WINDOW",
+                    "10",
+                    "GENERATIONS",
+                    "4",
+                    "EXPANSION",
+                    "4",
+                    "x",
+                    "y",
+                ],
+                Err(Arity),
+            ),
+        ],
     );
 }
 
@@ -544,9 +557,14 @@ fn insert_window_options() {
         .unwrap()
         .window
     };
-    assert_eq!(with_defaults(&[]), window(3600, 6));
-    assert_eq!(with_defaults(&["GENERATIONS", "2"]), window(3600, 2));
-    assert_eq!(with_defaults(&["WINDOW", "60"]), window(60, 6));
+    assert_parses(
+        with_defaults,
+        &[
+            (&[], window(3600, 6)),
+            (&["GENERATIONS", "2"], window(3600, 2)),
+            (&["WINDOW", "60"], window(60, 6)),
+        ],
+    );
 }
 
 fn counting(options: BloomOptions) -> BloomOptions {
@@ -559,29 +577,39 @@ fn counting(options: BloomOptions) -> BloomOptions {
 #[test]
 fn reserve_counting_is_one_more_keyword() {
     let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
-    assert_eq!(r(&["COUNTING"]), Ok(counting(options(100, 0.01, 2, true))));
-    assert_eq!(
-        r(&["counting", "NONSCALING"]),
-        Ok(counting(options(100, 0.01, 2, false)))
-    );
-    assert_eq!(
-        r(&["EXPANSION", "4", "NONSCALING", "COUNTING"]),
-        Err(NonScalingExpansion)
-    );
-    assert_eq!(
-        r(&["EXPANSION", "4", "COUNTING"]),
-        Ok(counting(options(100, 0.01, 4, true)))
+    assert_parses(
+        r,
+        &[
+            (&["COUNTING"], Ok(counting(options(100, 0.01, 2, true)))),
+            (
+                &["counting", "NONSCALING"],
+                Ok(counting(options(100, 0.01, 2, false))),
+            ),
+            (
+                &["EXPANSION", "4", "NONSCALING", "COUNTING"],
+                Err(NonScalingExpansion),
+            ),
+            (
+                &["EXPANSION", "4", "COUNTING"],
+                Ok(counting(options(100, 0.01, 4, true))),
+            ),
+        ],
     );
     // Eight arguments only with COUNTING among them; nine never.
-    assert_eq!(
-        r(&["EXPANSION", "4", "EXPANSION", "COUNTING"]),
-        Ok(counting(options(100, 0.01, 4, true)))
+    assert_parses(
+        r,
+        &[
+            (
+                &["EXPANSION", "4", "EXPANSION", "COUNTING"],
+                Ok(counting(options(100, 0.01, 4, true))),
+            ),
+            (
+                &["EXPANSION", "4", "NONSCALING", "COUNTING", "x"],
+                Err(Arity),
+            ),
+            (&["WINDOW", "60", "COUNTING"], Err(CountingWithWindow)),
+        ],
     );
-    assert_eq!(
-        r(&["EXPANSION", "4", "NONSCALING", "COUNTING", "x"]),
-        Err(Arity)
-    );
-    assert_eq!(r(&["WINDOW", "60", "COUNTING"]), Err(CountingWithWindow));
     // A key or error rate spelled COUNTING is not the keyword.
     assert_eq!(
         reserve(&["BF.RESERVE", "COUNTING", "0.01", "100"]),
@@ -639,17 +667,22 @@ fn compact(options: BloomOptions) -> BloomOptions {
 #[test]
 fn reserve_compact_is_one_more_keyword() {
     let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
-    assert_eq!(r(&["COMPACT"]), Ok(compact(options(100, 0.01, 2, true))));
-    assert_eq!(
-        r(&["compact", "COUNTING"]),
-        Ok(counting(compact(options(100, 0.01, 2, true))))
+    assert_parses(
+        r,
+        &[
+            (&["COMPACT"], Ok(compact(options(100, 0.01, 2, true)))),
+            (
+                &["compact", "COUNTING"],
+                Ok(counting(compact(options(100, 0.01, 2, true)))),
+            ),
+            (
+                &["EXPANSION", "4", "COMPACT"],
+                Ok(compact(options(100, 0.01, 4, true))),
+            ),
+            (&["NONSCALING", "COMPACT"], Err(CompactNonScaling)),
+            (&["COMPACT", "WINDOW", "60"], Err(CompactWithWindow)),
+        ],
     );
-    assert_eq!(
-        r(&["EXPANSION", "4", "COMPACT"]),
-        Ok(compact(options(100, 0.01, 4, true)))
-    );
-    assert_eq!(r(&["NONSCALING", "COMPACT"]), Err(CompactNonScaling));
-    assert_eq!(r(&["COMPACT", "WINDOW", "60"]), Err(CompactWithWindow));
     // Nine arguments only with both COUNTING and COMPACT among them.
     assert_eq!(
         r(&["EXPANSION", "4", "EXPANSION", "COUNTING", "COMPACT"]),

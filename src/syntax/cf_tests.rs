@@ -3,12 +3,7 @@
 use super::ArgError::*;
 use super::CfOption::*;
 use super::*;
-use crate::syntax::ByteArgs;
-
-fn with_args<T>(words: &[&str], parse: impl FnOnce(&ByteArgs) -> T) -> T {
-    let bytes: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
-    parse(&ByteArgs(&bytes))
-}
+use crate::syntax::tests::{assert_parses, with_args};
 
 fn reserve(words: &[&str]) -> Result<CuckooParams, ArgError> {
     with_args(words, |args| parse_cf_reserve(args))
@@ -72,10 +67,15 @@ fn reserve_reads_capacity_and_keywords() {
 
 #[test]
 fn reserve_checks_in_redisbloom_order() {
-    assert_eq!(reserve_k(&[]), Err(Arity));
-    assert_eq!(reserve_k(&["100", "x"]), Err(Arity));
-    assert_eq!(reserve_k(&["1e3"]), Err(BadCapacity));
-    assert_eq!(reserve_k(&["x", "BUCKETSIZE", "0"]), Err(BadCapacity));
+    assert_parses(
+        reserve_k,
+        &[
+            (&[], Err(Arity)),
+            (&["100", "x"], Err(Arity)),
+            (&["1e3"], Err(BadCapacity)),
+            (&["x", "BUCKETSIZE", "0"], Err(BadCapacity)),
+        ],
+    );
     // MAXITERATIONS, then BUCKETSIZE, then EXPANSION, whatever their positions.
     let all_bad = [
         "100",
@@ -89,34 +89,35 @@ fn reserve_checks_in_redisbloom_order() {
     assert_eq!(reserve_k(&all_bad), Err(Unparsable(MaxIterations)));
     let two_bad = ["100", "EXPANSION", "-1", "BUCKETSIZE", "256"];
     assert_eq!(reserve_k(&two_bad), Err(OutOfRange(BucketSize)));
-    assert_eq!(
-        reserve_k(&["100", "EXPANSION", "32769"]),
-        Err(OutOfRange(Expansion))
-    );
-    assert_eq!(
-        reserve_k(&["100", "MAXITERATIONS", "0"]),
-        Err(OutOfRange(MaxIterations))
-    );
-    assert_eq!(
-        reserve_k(&["100", "MAXITERATIONS", "65536"]),
-        Err(OutOfRange(MaxIterations))
-    );
-    assert_eq!(
-        reserve_k(&["100", "BUCKETSIZE", "0"]),
-        Err(OutOfRange(BucketSize))
-    );
-    assert_eq!(
-        reserve_k(&["100", "BUCKETSIZE", "1.5"]),
-        Err(Unparsable(BucketSize))
+    assert_parses(
+        reserve_k,
+        &[
+            (&["100", "EXPANSION", "32769"], Err(OutOfRange(Expansion))),
+            (
+                &["100", "MAXITERATIONS", "0"],
+                Err(OutOfRange(MaxIterations)),
+            ),
+            (
+                &["100", "MAXITERATIONS", "65536"],
+                Err(OutOfRange(MaxIterations)),
+            ),
+            (&["100", "BUCKETSIZE", "0"], Err(OutOfRange(BucketSize))),
+            (&["100", "BUCKETSIZE", "1.5"], Err(Unparsable(BucketSize))),
+        ],
     );
     // Keywords are checked before the capacity is compared with the bucket size.
     let small = ["3", "BUCKETSIZE", "2", "EXPANSION", "-1"];
     assert_eq!(reserve_k(&small), Err(OutOfRange(Expansion)));
-    assert_eq!(reserve_k(&["3", "BUCKETSIZE", "2"]), Err(CapacityTooSmall));
-    assert_eq!(reserve_k(&["3"]), Err(CapacityTooSmall));
-    assert_eq!(reserve_k(&["0"]), Err(CapacityTooSmall));
-    assert_eq!(reserve_k(&["-100"]), Err(CapacityTooSmall));
-    assert_eq!(reserve_k(&["4"]), Ok(params(4, 2, 20, 1)));
+    assert_parses(
+        reserve_k,
+        &[
+            (&["3", "BUCKETSIZE", "2"], Err(CapacityTooSmall)),
+            (&["3"], Err(CapacityTooSmall)),
+            (&["0"], Err(CapacityTooSmall)),
+            (&["-100"], Err(CapacityTooSmall)),
+            (&["4"], Ok(params(4, 2, 20, 1))),
+        ],
+    );
 }
 
 #[test]
@@ -237,46 +238,47 @@ fn insert_repeated_capacity_last_wins_and_each_is_checked() {
 
 #[test]
 fn insert_checks_in_redisbloom_order() {
-    assert_eq!(insert(&["CF.INSERT", "k", "ITEMS"]), Err(Arity));
-    assert_eq!(insert(&["CF.INSERT", "k", "NOCREATE", "ITEMS"]), Err(Arity));
-    assert_eq!(
-        insert(&["CF.INSERT", "k", "NOCREATE", "NOCREATE"]),
-        Err(Arity)
-    );
-    assert_eq!(
-        insert(&["CF.INSERT", "k", "NOCREATE", "CAPACITY"]),
-        Err(Arity)
-    );
-    assert_eq!(
-        insert(&["CF.INSERT", "k", "CAPACITY", "x"]),
-        Err(BadCapacity)
+    assert_parses(
+        insert,
+        &[
+            (&["CF.INSERT", "k", "ITEMS"], Err(Arity)),
+            (&["CF.INSERT", "k", "NOCREATE", "ITEMS"], Err(Arity)),
+            (&["CF.INSERT", "k", "NOCREATE", "NOCREATE"], Err(Arity)),
+            (&["CF.INSERT", "k", "NOCREATE", "CAPACITY"], Err(Arity)),
+            (&["CF.INSERT", "k", "CAPACITY", "x"], Err(BadCapacity)),
+        ],
     );
     // Checked while parsing: before a missing ITEMS is noticed, even with NOCREATE.
-    assert_eq!(
-        insert(&["CF.INSERT", "k", "NOCREATE", "CAPACITY", "3"]),
-        Err(CapacityTooSmall)
-    );
-    assert_eq!(
-        insert(&[
-            "CF.INSERT",
-            "k",
-            "CAPACITY",
-            "-9223372036854775808",
-            "ITEMS",
-            "a"
-        ]),
-        Err(CapacityTooSmall)
-    );
-    assert_eq!(
-        insert(&[
-            "CF.INSERT",
-            "k",
-            "CAPACITY",
-            "9223372036854775808",
-            "ITEMS",
-            "a"
-        ]),
-        Err(BadCapacity)
+    assert_parses(
+        insert,
+        &[
+            (
+                &["CF.INSERT", "k", "NOCREATE", "CAPACITY", "3"],
+                Err(CapacityTooSmall),
+            ),
+            (
+                &[
+                    "CF.INSERT",
+                    "k",
+                    "CAPACITY",
+                    "-9223372036854775808",
+                    "ITEMS",
+                    "a",
+                ],
+                Err(CapacityTooSmall),
+            ),
+            (
+                &[
+                    "CF.INSERT",
+                    "k",
+                    "CAPACITY",
+                    "9223372036854775808",
+                    "ITEMS",
+                    "a",
+                ],
+                Err(BadCapacity),
+            ),
+        ],
     );
     let max = insert(&[
         "CF.INSERT",
@@ -292,21 +294,25 @@ fn insert_checks_in_redisbloom_order() {
 #[test]
 fn scandump_and_loadchunk_iterators() {
     let scan = |words: &[&str]| with_args(words, |args| parse_cf_scandump(args));
-    assert_eq!(scan(&["CF.SCANDUMP", "k", "0"]), Ok(0));
-    assert_eq!(
-        scan(&["CF.SCANDUMP", "k", "9223372036854775807"]),
-        Ok(i64::MAX)
+    assert_parses(
+        scan,
+        &[
+            (&["CF.SCANDUMP", "k", "0"], Ok(0)),
+            (&["CF.SCANDUMP", "k", "9223372036854775807"], Ok(i64::MAX)),
+            (&["CF.SCANDUMP", "k", "-1"], Err(InvalidPosition)),
+            (&["CF.SCANDUMP", "k", "x"], Err(InvalidPosition)),
+            (&["CF.SCANDUMP", "k", "0", "x"], Err(Arity)),
+        ],
     );
-    assert_eq!(scan(&["CF.SCANDUMP", "k", "-1"]), Err(InvalidPosition));
-    assert_eq!(scan(&["CF.SCANDUMP", "k", "x"]), Err(InvalidPosition));
-    assert_eq!(scan(&["CF.SCANDUMP", "k", "0", "x"]), Err(Arity));
     let load = |words: &[&str]| with_args(words, |args| parse_cf_loadchunk(args));
-    assert_eq!(load(&["CF.LOADCHUNK", "k", "1", "header"]), Ok(1));
-    assert_eq!(load(&["CF.LOADCHUNK", "k", "-5", ""]), Ok(-5));
-    assert_eq!(load(&["CF.LOADCHUNK", "k", "0", ""]), Err(InvalidPosition));
-    assert_eq!(
-        load(&["CF.LOADCHUNK", "k", "one", ""]),
-        Err(InvalidPosition)
+    assert_parses(
+        load,
+        &[
+            (&["CF.LOADCHUNK", "k", "1", "header"], Ok(1)),
+            (&["CF.LOADCHUNK", "k", "-5", ""], Ok(-5)),
+            (&["CF.LOADCHUNK", "k", "0", ""], Err(InvalidPosition)),
+            (&["CF.LOADCHUNK", "k", "one", ""], Err(InvalidPosition)),
+            (&["CF.LOADCHUNK", "k", "1"], Err(Arity)),
+        ],
     );
-    assert_eq!(load(&["CF.LOADCHUNK", "k", "1"]), Err(Arity));
 }

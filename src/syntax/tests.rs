@@ -1,6 +1,25 @@
-//! The number parsers against Redis's documented behaviour.
+//! The number parsers against Redis's documented behaviour, and what the BF.* and CF.*
+//! syntax tests share: argument lists written as words, and tables of cases.
+
+use std::fmt::Debug;
 
 use super::{parse_double, parse_int, Argv, ByteArgs};
+
+/// Runs `parse` on an argument list written as words.
+pub(super) fn with_args<T>(words: &[&str], parse: impl FnOnce(&ByteArgs) -> T) -> T {
+    let bytes: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+    parse(&ByteArgs(&bytes))
+}
+
+/// Asserts that `parse` answers each argument list as its case says.
+pub(super) fn assert_parses<T: PartialEq + Debug>(
+    parse: impl Fn(&[&str]) -> T,
+    cases: &[(&[&str], T)],
+) {
+    for (words, expected) in cases {
+        assert_eq!(&parse(words), expected, "{words:?}");
+    }
+}
 
 #[test]
 fn int_accepts_exactly_the_canonical_form() {
