@@ -3,6 +3,7 @@
 //! The core (`hash`, `bloom`, `counting`, `windowed`, `sparse`, `compact`, `cuckoo`, `rdb`,
 //! `budget`) and the command syntax (`syntax`) have no Redis in them; the `module` layer
 //! (behind the default `module` feature) adapts them to the Redis module API.
+pub mod blocked;
 pub mod bloom;
 pub mod budget;
 pub mod compact;
