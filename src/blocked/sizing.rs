@@ -83,11 +83,12 @@ impl BlockShape {
 pub fn bits_per_item(error: f64) -> Option<(f64, u32)> {
     let classic = -error.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2);
     // A blocked filter's best k is below the classic one (ln 2 times the classic bits per
-    // item): the search starts at half of that and stops once more bits stop paying.
-    let first = ((classic * std::f64::consts::LN_2 * 0.5).floor() as u32).max(1);
+    // item): the search starts well below it and stops once one more bit stops paying.
+    let first = ((classic * std::f64::consts::LN_2 * 0.55).floor() as u32).max(1);
+    let from = classic.max(MIN_BITS_PER_ITEM);
     let mut best: Option<(f64, u32)> = None;
     for k in first..=MAX_HASHES {
-        let Some(c) = smallest_for(error, k, classic.max(MIN_BITS_PER_ITEM)) else {
+        let Some(c) = smallest_for(error, k, from) else {
             continue;
         };
         match best {
@@ -98,55 +99,114 @@ pub fn bits_per_item(error: f64) -> Option<(f64, u32)> {
     best
 }
 
-/// The fewest bits per item at which `k` bits per item reach `error`, searched from `from`
-/// (a blocked filter never does better than the classic size) up to 16 times it.
+/// The fewest bits per item, in steps of 1/256, at which `k` bits per item reach `error`,
+/// between `from` (a blocked filter never does better than the classic size) and eight times
+/// it. The log of the rate falls almost linearly with the bits per item, so a few secant steps
+/// land next to the answer, which is then settled step by step on the 1/256 grid.
 fn smallest_for(error: f64, k: u32, from: f64) -> Option<f64> {
-    let (mut low, mut high) = (from, from * 16.0);
-    if false_positive_rate(high, k) > error {
+    let (low, high) = (
+        (from * QUANTUM).floor() as u64,
+        (from * 8.0 * QUANTUM) as u64,
+    );
+    let meets = |steps: u64| false_positive_rate(steps as f64 / QUANTUM, k) <= error;
+    if !meets(high) {
         return None;
     }
-    if false_positive_rate(low, k) <= error {
-        return Some(quantize(low));
-    }
-    for _ in 0..40 {
-        let middle = 0.5 * (low + high);
-        if false_positive_rate(middle, k) <= error {
-            high = middle;
-        } else {
-            low = middle;
+    let gap = |c: f64| false_positive_rate(c, k).ln() - error.ln();
+    let (mut a, mut b) = (from, from * 1.1);
+    let (mut ga, mut gb) = (gap(a), gap(b));
+    for _ in 0..8 {
+        if !(ga - gb).is_normal() || (b - a).abs() < 0.5 / QUANTUM {
+            break;
         }
+        let next = (b - gb * (b - a) / (gb - ga)).clamp(from, from * 8.0);
+        (a, ga) = (b, gb);
+        (b, gb) = (next, gap(next));
     }
-    Some(quantize(high))
+    let guess = ((b * QUANTUM).ceil() as u64).clamp(low, high);
+    Some(settle(guess, low, high, meets) as f64 / QUANTUM)
 }
 
-fn quantize(bits_per_item: f64) -> f64 {
-    (bits_per_item * QUANTUM).ceil() / QUANTUM
+/// The smallest step in `low..=high` that `meets` (which holds at `high` and from some step
+/// on), searched outwards from `guess` with doubling strides, then by bisection.
+fn settle(guess: u64, low: u64, high: u64, meets: impl Fn(u64) -> bool) -> u64 {
+    // Find a step that misses (or `low`) below one that meets.
+    let (mut miss, mut hit) = if meets(guess) {
+        let mut stride = 1;
+        let mut hit = guess;
+        loop {
+            let below = hit.saturating_sub(stride).max(low);
+            if below == hit || !meets(below) {
+                break (below, hit);
+            }
+            hit = below;
+            stride *= 2;
+        }
+    } else {
+        let mut stride = 1;
+        let mut miss = guess;
+        loop {
+            let above = miss.saturating_add(stride).min(high);
+            if above == miss || meets(above) {
+                break (miss, above);
+            }
+            miss = above;
+            stride *= 2;
+        }
+    };
+    if miss == hit {
+        return hit;
+    }
+    while hit - miss > 1 {
+        let middle = miss + (hit - miss) / 2;
+        if meets(middle) {
+            hit = middle;
+        } else {
+            miss = middle;
+        }
+    }
+    hit
 }
 
 /// The false-positive rate of a full link with `bits_per_item` bits per item and `k` bits set
 /// by each item, Poisson over the blocks' loads.
 pub fn false_positive_rate(bits_per_item: f64, k: u32) -> f64 {
-    let load = BLOCK_BITS as f64 / bits_per_item;
+    let m = BLOCK_BITS as f64;
+    let load = m / bits_per_item;
     let last = (load + 12.0 * load.sqrt() + 24.0).ceil() as u32;
+    // Per item, a bit stays clear with (1 - 1/m)^k, two given bits with (1 - 2/m)^k.
+    // Multiplied out rather than `powi`, whose rounding may differ between platforms: a
+    // replica sizes the links it grows itself.
+    let power = |x: f64| (0..k).fold(1.0, |product, _| product * x);
+    let (one, two) = (power(1.0 - 1.0 / m), power(1.0 - 2.0 / m));
+    let (mut clear, mut both_clear) = (1.0, 1.0);
     let mut weight = (-load).exp();
     let mut rate = 0.0;
     for j in 1..=last {
         weight *= load / f64::from(j);
-        rate += weight * within_block(j, k);
+        clear *= one;
+        both_clear *= two;
+        rate += weight * within_block(clear, both_clear, k);
+        // Past the mean load the weights fall faster than the terms grow.
+        if f64::from(j) > load && weight < rate * 1e-9 {
+            break;
+        }
     }
     rate
 }
 
-/// The chance that `k` independent bits all fall on bits set by `j` items of `k` bits each in
-/// one block (second-order in the occupancy's variance).
-fn within_block(j: u32, k: u32) -> f64 {
+/// The chance that `k` independent bits all fall on bits set in a block where a bit stays
+/// clear with probability `clear` and two with `both_clear` (second order in the occupancy's
+/// variance).
+fn within_block(clear: f64, both_clear: f64, k: u32) -> f64 {
     let m = BLOCK_BITS as f64;
-    let draws = f64::from(j) * f64::from(k);
-    let clear = (1.0 - 1.0 / m).powf(draws);
-    let both_clear = (1.0 - 2.0 / m).powf(draws);
     let variance =
         (m * (m - 1.0) * both_clear + m * clear - m * m * clear * clear).max(0.0) / (m * m);
     let p = 1.0 - clear;
+    if p <= 0.0 {
+        return 0.0;
+    }
     let k = f64::from(k);
-    p.powf(k) + 0.5 * k * (k - 1.0) * p.powf(k - 2.0) * variance
+    let below = p.powf(k - 2.0);
+    below * p * p + 0.5 * k * (k - 1.0) * below * variance
 }

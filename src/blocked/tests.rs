@@ -398,3 +398,15 @@ fn refused_chunks_change_nothing() {
     assert_eq!(filter.chunk_at(0), None);
     assert_eq!(filter.chunk_at(total + 1), None);
 }
+
+#[test]
+#[ignore]
+fn sizing_cost() {
+    for error in [0.5, 0.01, 0.005, 1e-4, 1e-8, 1e-12] {
+        let start = std::time::Instant::now();
+        for _ in 0..100 {
+            std::hint::black_box(BlockShape::new(1000, std::hint::black_box(error)).unwrap());
+        }
+        eprintln!("{error}: {:?} per shape", start.elapsed() / 100);
+    }
+}
