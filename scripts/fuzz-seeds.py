@@ -119,7 +119,19 @@ def counting_seeds():
                   buffer(bytes(nbytes)), uint(0)]
         write_seeds("counting", f"c{capacity}", header, bytes(nbytes), fields)
 
-for seeds in (windowed_seeds, sparse_seeds, compact_seeds, counting_seeds):
+def blocked_seeds():
+    """Blocked filters of one empty link (the decoders' own formats, built here): a scaling
+    one of 100 items at 0.005 (3 blocks, 7 bits per item) and a non-scaling one of 10 items at
+    0.1 (1 block, 3 bits per item)."""
+    for capacity, error, hashes, blocks, flags in ((100, 0.005, 7, 3, 0), (10, 0.1, 3, 1, 1)):
+        blob_bytes = bytes(64 * blocks)
+        header = b"bloomrsB" + struct.pack("<IIIIQ", 1, flags, 2, 1, 0) + struct.pack(
+            "<QdIQQ", capacity, error, hashes, blocks, 0)
+        fields = [uint(0), uint(flags), uint(2), uint(1), uint(capacity), double(error),
+                  uint(hashes), uint(blocks), uint(0), buffer(blob_bytes)]
+        write_seeds("blocked", f"c{capacity}", header, blob_bytes, fields)
+
+for seeds in (windowed_seeds, sparse_seeds, compact_seeds, counting_seeds, blocked_seeds):
     seeds()
 
 # The args target puts each command name in front of the same arguments in turn.

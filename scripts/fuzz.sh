@@ -12,7 +12,7 @@ else
     fuzz=(cargo fuzz run -s none)
 fi
 python3 scripts/fuzz-seeds.py fuzz/corpus
-for target in bloom_chunks cuckoo_chunks bloom_rdb cuckoo_rdb windowed sparse counting compact args; do
+for target in bloom_chunks cuckoo_chunks bloom_rdb cuckoo_rdb windowed sparse counting compact blocked args; do
     [ -f "fuzz/fuzz_targets/$target.rs" ] || continue
     echo "== $target (${seconds}s)"
     "${fuzz[@]}" "$target" "fuzz/corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048 2>&1 |

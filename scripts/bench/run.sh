@@ -16,11 +16,19 @@
 #                    with and without 80% idle users (compact filters next to the tiers and the
 #                    sparse start), and the time-stepped run again with compact filters next to
 #                    the windowed ones (--compact, feed_forget-compact.json)
+#   blocked.py       blocked Bloom filters: server time per call against RedisBloom's one-link
+#                    filter (--redisbloom PATH, else bloomrs's plain kind, the same layout) at
+#                    10M items and on a filter grown to 1M, and MEMORY USAGE at the same
+#                    measured false-positive rate (blocked-10M.json; --blocked-items 100000000
+#                    adds the 100M run, blocked-100M.json)
 # and prints the tables of the README and docs/ from the JSON (tables.py).
-# Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
+# Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N] [--redisbloom PATH]
+#                             [--blocked-items N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios
 #   --users N      users in the feed simulation (default 100,000)
+#   --redisbloom PATH  RedisBloom's redisbloom.so, the yardstick of blocked.py
+#   --blocked-items N  also run blocked.py at N items (e.g. 100000000: ~0.5 GB, ~15 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -30,11 +38,16 @@ sparse_args=()
 forget_args=(--days 90 --window-days 30)
 counting_args=()
 compact_args=()
+blocked_args=()
+blocked_items=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
-            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick) ;;
+            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick)
+            blocked_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
+        --redisbloom) blocked_args+=(--redisbloom "$2"); shift ;;
+        --blocked-items) blocked_items+=("$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
     esac
@@ -74,5 +87,10 @@ feed_with_sparse docs/bench/feed_dedup-compact.json --compact --idle-share 0
 feed_with_sparse docs/bench/feed_dedup-compact-idle.json --compact --idle-share 0.8
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
     --out docs/bench/feed_forget-compact.json
+echo "== blocked Bloom filters (scripts/bench/blocked.py)"
+"$python" scripts/bench/blocked.py --bloomrs "$module" "${blocked_args[@]}"
+for items in "${blocked_items[@]}"; do
+    "$python" scripts/bench/blocked.py --bloomrs "$module" "${blocked_args[@]}" --items "$items"
+done
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py

@@ -410,3 +410,27 @@ fn sizing_cost() {
         eprintln!("{error}: {:?} per shape", start.elapsed() / 100);
     }
 }
+
+/// The table of docs/kinds/blocked.md: for each rate, a full non-scaling link of 1M items,
+/// its bits per item, the model's rate and the measured one over 10M items never added.
+#[test]
+#[ignore]
+fn measured_rate_table() {
+    for error in [0.05, 0.01, 0.005, 0.001, 0.0001] {
+        let filter = filled(1_000_000, error, false, 1_000_000, 31);
+        let shape = filter.links[0].shape;
+        let mut rng = Rng::new(32);
+        let queries = 10_000_000u64;
+        let positives = (0..queries)
+            .filter(|_| filter.contains(&absent(&mut rng)))
+            .count() as f64;
+        let bits = (shape.blocks * BLOCK_BITS) as f64 / 1e6;
+        let classic = -error.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2);
+        eprintln!(
+            "| {error} | {classic:.2} | {bits:.2} | {} | {:.3e} | {:.3e} |",
+            shape.hashes,
+            shape.expected_error(),
+            positives / queries as f64
+        );
+    }
+}
