@@ -27,36 +27,17 @@ Usage: blocked.py [--redisbloom PATH] [--items N] [--grown N] [--rounds N] [--re
 
 import os
 import statistics
-import subprocess
 import sys
 
+from commandstats import CLIENTS, PIPELINE, load_items, measure
 from machine import describe, write_result
 from server import RedisServer, module_parser
 
 ERROR_RATE = 0.01
-PIPELINE = 16
-CLIENTS = 50
 BATCH = 40
 LOAD_BATCH = 2_000
-BENCH_TIMEOUT_S = 600
 TARGETS = {"BF.EXISTS": 0.6, "BF.ADD": 0.7, "BF.MEXISTS 40": 0.25, "grown BF.EXISTS": 0.6,
            "memory": 1.15}
-
-
-def item_id(i):
-    """The item redis-benchmark's __rand_int__ produces for the number i."""
-    return f"{i:012d}"
-
-
-def load_items(client, command, first, count):
-    """Adds items first..first+count-1 with `command` (a list ending before the items)."""
-    pipe = client.pipeline(transaction=False)
-    for start in range(first, first + count, LOAD_BATCH):
-        end = min(start + LOAD_BATCH, first + count)
-        pipe.execute_command(*command, *(item_id(i) for i in range(start, end)))
-        if len(pipe) >= 10:
-            pipe.execute()
-    pipe.execute()
 
 
 def build(server, kind, items, grown):
@@ -64,27 +45,9 @@ def build(server, kind, items, grown):
     extra = ["BLOCKED"] if kind == "blocked" else []
     client = server.client
     client.execute_command("BF.RESERVE", "big", ERROR_RATE, items + items // 10, *extra)
-    load_items(client, ["BF.MADD", "big"], 0, items)
+    load_items(server, ["BF.MADD", "big"], 0, items)
     client.execute_command("BF.RESERVE", "grown", ERROR_RATE, 100, *extra)
-    load_items(client, ["BF.MADD", "grown"], 0, grown)
-
-
-def redis_benchmark(port, command, keyspace, calls):
-    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(CLIENTS),
-           "-P", str(PIPELINE), "-n", str(calls), "-r", str(keyspace), "--csv"]
-    out = subprocess.run(cmd + command, capture_output=True, text=True, check=True,
-                         timeout=BENCH_TIMEOUT_S).stdout
-    return float(out.strip().splitlines()[-1].split(",")[1].strip('"'))
-
-
-def measure(server, command, keyspace, calls):
-    """usec per call from INFO commandstats after a reset (usec / calls, unrounded)."""
-    server.client.config_resetstat()
-    rps = redis_benchmark(server.port, command, keyspace, calls)
-    stat = server.client.info("commandstats").get(f"cmdstat_{command[0].lower()}")
-    if not stat or stat["failed_calls"] or stat["rejected_calls"] or stat["calls"] < calls:
-        raise RuntimeError(f"{command[0]}: unexpected commandstats {stat}")
-    return {"usec_per_call": stat["usec"] / stat["calls"], "rps": rps}
+    load_items(server, ["BF.MADD", "grown"], 0, grown)
 
 
 def cases(items, grown, requests):
@@ -128,7 +91,7 @@ def memory(servers, yardstick, items, probes):
     blocked = servers["bloomrs-blocked"]
     blocked.client.execute_command("BF.RESERVE", "matched", measured, items, "NONSCALING",
                                    "BLOCKED")
-    load_items(blocked.client, ["BF.MADD", "matched"], 0, items)
+    load_items(blocked, ["BF.MADD", "matched"], 0, items)
     facts["bloomrs-blocked at the yardstick's measured rate"] = filter_facts(blocked, "matched",
                                                                              probes)
     blocked.client.delete("matched")

@@ -13,7 +13,7 @@
 //! so the headers are told apart by it.
 
 use super::{BlockShape, Blocked};
-use crate::bloom::{chunk_in, load_chunk_in, Chunk, ChunkError, HeaderError};
+use crate::bloom::{chunk_in, chunks_from, load_chunk_in, Chunk, ChunkError, HeaderError};
 
 /// The first eight bytes of every blocked header.
 pub const MAGIC: &[u8; 8] = b"bloomrsB";
@@ -114,12 +114,7 @@ impl Blocked {
 
     /// Every chunk from iterator 1 on, as AOF rewrite emits them.
     pub fn chunks(&self) -> impl Iterator<Item = Chunk<'_>> {
-        let mut iter = 1i64;
-        std::iter::from_fn(move || {
-            let chunk = self.chunk_at(iter)?;
-            iter = chunk.next;
-            Some(chunk)
-        })
+        chunks_from(move |iter| self.chunk_at(iter))
     }
 
     /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.

@@ -194,12 +194,7 @@ impl<C: Cells> Chain<C> {
 
     /// Every chunk from iterator 1 on, as AOF rewrite emits them.
     pub fn chunks(&self) -> impl Iterator<Item = Chunk<'_>> {
-        let mut iter = 1i64;
-        std::iter::from_fn(move || {
-            let chunk = self.chunk_at(iter)?;
-            iter = chunk.next;
-            Some(chunk)
-        })
+        chunks_from(move |iter| self.chunk_at(iter))
     }
 
     /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
@@ -266,4 +261,16 @@ pub fn load_chunk_in<'a>(
         .ok_or(ChunkError::TooBig)?;
     target.copy_from_slice(data);
     Ok(())
+}
+
+/// Every chunk from iterator 1 on of a value whose chunk at an iterator is `chunk_at`.
+pub fn chunks_from<'a>(
+    chunk_at: impl Fn(i64) -> Option<Chunk<'a>>,
+) -> impl Iterator<Item = Chunk<'a>> {
+    let mut iter = 1i64;
+    std::iter::from_fn(move || {
+        let chunk = chunk_at(iter)?;
+        iter = chunk.next;
+        Some(chunk)
+    })
 }

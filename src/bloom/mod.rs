@@ -10,7 +10,8 @@ mod rdb;
 
 pub use cells::{Bits, Cells};
 pub use dump::{
-    chunk_in, chunk_start, encode_header, load_chunk_in, Chunk, ChunkError, HeaderError, MAX_CHUNK,
+    chunk_in, chunk_start, chunks_from, encode_header, load_chunk_in, Chunk, ChunkError,
+    HeaderError, MAX_CHUNK,
 };
 pub(crate) use link::prefetch;
 pub use link::{
