@@ -16,6 +16,9 @@
 #                    with and without 80% idle users (compact filters next to the tiers and the
 #                    sparse start), and the time-stepped run again with compact filters next to
 #                    the windowed ones (--compact, feed_forget-compact.json)
+#   compact_guarantees.py  issue 26's bounds: BF.MADD/MEXISTS/MDEL on a COMPACT COUNTING filter
+#                    holding 1M adds of one item against one without duplicates, and the longest
+#                    command while a compact filter and the default chain grow to 10M items
 #   blocked.py       blocked Bloom filters: server time per call against RedisBloom's one-link
 #                    filter (--redisbloom PATH, else bloomrs's plain kind, the same layout) at
 #                    10M items and on a filter grown to 1M, and MEMORY USAGE at the same
@@ -38,13 +41,14 @@ sparse_args=()
 forget_args=(--days 90 --window-days 30)
 counting_args=()
 compact_args=()
+guarantees_args=()
 blocked_args=()
 blocked_items=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
             sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick)
-            blocked_args+=(--quick) ;;
+            blocked_args+=(--quick); guarantees_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --redisbloom) blocked_args+=(--redisbloom "$2"); shift ;;
         --blocked-items) blocked_items+=("$2"); shift ;;
@@ -87,6 +91,8 @@ feed_with_sparse docs/bench/feed_dedup-compact.json --compact --idle-share 0
 feed_with_sparse docs/bench/feed_dedup-compact-idle.json --compact --idle-share 0.8
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
     --out docs/bench/feed_forget-compact.json
+echo "== compact guarantees (scripts/bench/compact_guarantees.py)"
+"$python" scripts/bench/compact_guarantees.py --bloomrs "$module" "${guarantees_args[@]}"
 echo "== blocked Bloom filters (scripts/bench/blocked.py)"
 "$python" scripts/bench/blocked.py --bloomrs "$module" "${blocked_args[@]}"
 for items in "${blocked_items[@]}"; do
