@@ -2,6 +2,7 @@
 //! trips and the decoding of fuzzer bytes are written once and go through the loaders the
 //! server uses (each loader ends with the kind's validator).
 
+use crate::blocked::Blocked;
 use crate::bloom::Chain;
 use crate::compact::Compact;
 use crate::counting::CountingFilter;
@@ -108,6 +109,32 @@ impl Codec for Chain {
     }
     fn chunks(&self) -> Vec<(i64, Vec<u8>)> {
         Chain::chunks(self)
+            .map(|c| (c.next, c.bytes.to_vec()))
+            .collect()
+    }
+}
+
+impl Codec for Blocked {
+    fn save(&self, rdb: &mut MemoryRdb) {
+        Blocked::save(self, rdb)
+    }
+    fn encoding_version(&self) -> i32 {
+        crate::blocked::ENCODING_VERSION
+    }
+    fn load(rdb: &mut MemoryRdb, encver: i32, max_bytes: u64) -> Option<Self> {
+        Blocked::load(rdb, encver, max_bytes).ok()
+    }
+    fn encode_header(&self) -> Vec<u8> {
+        Blocked::encode_header(self)
+    }
+    fn from_header(header: &[u8], max_bytes: u64) -> Option<Self> {
+        Blocked::from_header(header, max_bytes).ok()
+    }
+    fn load_chunk(&mut self, iter: i64, bytes: &[u8], _max_bytes: u64) -> bool {
+        Blocked::load_chunk(self, iter, bytes).is_ok()
+    }
+    fn chunks(&self) -> Vec<(i64, Vec<u8>)> {
+        Blocked::chunks(self)
             .map(|c| (c.next, c.bytes.to_vec()))
             .collect()
     }

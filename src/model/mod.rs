@@ -14,6 +14,7 @@
 //! - [`run`] plays a sequence on a value the loader accepts (created empty, or decoded from
 //!   fuzzer bytes by [`decode`]) and checks after every step (see `driver.rs`).
 
+mod blocked;
 mod chain;
 mod codec;
 mod compact;
@@ -25,6 +26,7 @@ mod ops;
 mod sparse;
 mod windowed;
 
+pub use blocked::BlockedKind;
 pub use chain::Plain;
 pub use codec::{decode_value, Codec};
 pub use compact::{CompactCounting, CompactPlain};

@@ -118,6 +118,11 @@ fn windowed_filters_keep_every_item_within_the_window() {
 }
 
 #[test]
+fn blocked_filters_keep_every_item_through_random_sequences() {
+    random_sequences::<BlockedKind>(0x3010, &[0, 0, 1]);
+}
+
+#[test]
 fn counting_filters_keep_every_item_with_adds_outstanding() {
     random_sequences::<Counting>(0x3004, &[0, 0, 1]);
 }
