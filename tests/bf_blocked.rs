@@ -159,6 +159,42 @@ fn blocked_refuses_the_other_layouts() {
 }
 
 #[test]
+fn rates_and_sizes_at_the_edges() {
+    let s = Server::start();
+    let mut c = s.client();
+    // A link is sized down to a rate of 1e-12: a scaling filter's first link gets half.
+    let tight = "0.000000000001";
+    assert_eq!(
+        call!(c, "BF.RESERVE", "a", tight, "100", "BLOCKED"),
+        err("ERR could not create filter")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "b", "0.000000000002", "100", "BLOCKED"),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "e", tight, "100", "NONSCALING", "BLOCKED"),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "BF.DEBUG", "e").array()[1],
+        bulk("bytes:2048 blocks:32 hashes:27 capacity:100 size:0 ratio:1e-12")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "loose", "0.9999", "100", "BLOCKED"),
+        ok()
+    );
+    assert_eq!(
+        call!(c, "BF.DEBUG", "loose").array()[1],
+        bulk("bytes:64 blocks:1 hashes:1 capacity:100 size:0 ratio:0.49995")
+    );
+    assert_eq!(
+        call!(c, "BF.RESERVE", "d", "0.01", "100000000000000", "BLOCKED"),
+        err("ERR Insufficient memory to create filter")
+    );
+}
+
+#[test]
 fn insert_and_setting_create_blocked_filters_replicated_as_reservations() {
     let s = propagating_server();
     let mut c = s.client();
