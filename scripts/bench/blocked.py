@@ -23,6 +23,7 @@ rate RedisBloom's filter measured (which the blocked sizing meets, measured too)
 
 Usage: blocked.py [--redisbloom PATH] [--items N] [--grown N] [--rounds N] [--requests N]
                   [--probes N] [--quick] [--out FILE]
+       blocked.py --plot docs/bench/blocked-10M.json docs/bench/blocked-100M.json
 """
 
 import os
@@ -155,6 +156,47 @@ def ratios(stats, facts, yardstick):
     return rows
 
 
+def plot(json_paths, out_png):
+    """Bars of usec per call (median of the rounds, per item for the batches) of each server,
+    one panel per result file (10M, 100M items)."""
+    import json
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    colors = {"redisbloom": "#7f7f7f", "bloomrs-plain": "#1f77b4", "bloomrs-blocked": "#d62728"}
+    figure, axes = plt.subplots(1, len(json_paths), figsize=(6 * len(json_paths), 4.5),
+                                squeeze=False)
+    for axis, path in zip(axes[0], json_paths):
+        with open(path, encoding="utf-8") as src:
+            data = json.load(src)
+        median = data["median_usec_per_call"]
+        labels = list(median["bloomrs-blocked"])
+        per_item = [BATCH if "MEXISTS" in label else 1 for label in labels]
+        height = 0.8 / len(median)
+        for index, (name, cases) in enumerate(median.items()):
+            values = [cases[label] / n for label, n in zip(labels, per_item)]
+            bars = axis.barh([i + index * height for i in range(len(labels))], values,
+                             height=height, color=colors.get(name), label=name)
+            axis.bar_label(bars, fmt="%.2f", padding=2, fontsize=7)
+        axis.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))],
+                        [f"{label} (per item)" if n > 1 else label
+                         for label, n in zip(labels, per_item)])
+        axis.invert_yaxis()
+        axis.set_xlabel("usec per call (median of rounds, INFO commandstats)")
+        axis.set_title(f"{data['settings']['items'] // 1_000_000}M items at 1 %; grown: "
+                       f"{data['settings']['grown'] // 1_000_000}M in 14 links", fontsize=10)
+        axis.grid(True, axis="x", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    m = data["machine"]
+    server = (m.get("redis_server") or "").split(" sha")[0]
+    figure.suptitle(f"Blocked against RedisBloom's layout — {m.get('cpu')}, {m.get('cores')} "
+                    f"cores; {server}", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(out_png, dpi=110)
+    plt.close(figure)
+
+
 def main():
     parser = module_parser(__doc__)
     parser.add_argument("--redisbloom", help="RedisBloom's redisbloom.so, the yardstick")
@@ -165,7 +207,12 @@ def main():
     parser.add_argument("--probes", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="1M items, 5 rounds of 20,000")
     parser.add_argument("--out", default=None, help="default docs/bench/blocked-<items>.json")
+    parser.add_argument("--plot", nargs="+", metavar="JSON",
+                        help="only draw docs/bench/blocked.png from these result files")
     args = parser.parse_args()
+    if args.plot:
+        plot(args.plot, "docs/bench/blocked.png")
+        return
     if args.quick:
         args.items, args.rounds, args.requests, args.probes = 1_000_000, 5, 20_000, 200_000
     modules = {}
@@ -202,7 +249,8 @@ def main():
     write_result(out, {"machine": machine, "settings": settings,
                        "median_usec_per_call": stats["median"], "min_usec_per_call": stats["min"],
                        "runs": runs, "filters": facts, "grown_links": links, "ratios": rows})
-    print(f"wrote {out}")
+    plot([out], os.path.splitext(out)[0] + ".png")
+    print(f"wrote {out} and its plot")
 
 
 if __name__ == "__main__":
