@@ -46,6 +46,12 @@ LINK_SIZE_AT = 16
 MEASURED = ["create", "grow", "scandump", "dump", "copy", "unlink", "del-lazy", "del-sync"]
 
 
+def command_of(entry):
+    """A SLOWLOG entry's command line, lower case (redis-py gives it as bytes)."""
+    command = entry["command"]
+    return (command.decode(errors="replace") if isinstance(command, bytes) else command).lower()
+
+
 def timed(client, *args):
     """Runs one command; its server time (SLOWLOG, us), wall time (us) and reply."""
     client.slowlog_reset()
@@ -54,9 +60,7 @@ def timed(client, *args):
     wall = (time.perf_counter() - start) * 1e6
     name = str(args[0]).lower()
     for entry in client.slowlog_get(8):
-        command = entry["command"]
-        command = command.decode() if isinstance(command, bytes) else command
-        if command.lower().startswith(name):
+        if command_of(entry).startswith(name):
             return {"us": entry["duration"], "wall_us": round(wall)}, reply
     return {"us": None, "wall_us": round(wall)}, reply
 
@@ -115,7 +119,7 @@ def fill_by_adds(client, key, items):
             done = end
         pipe.execute()
     longest = max((e["duration"] for e in client.slowlog_get(items // BATCH + 1)
-                   if str(e["command"]).lower().startswith("bf.madd")), default=None)
+                   if command_of(e).startswith("bf.madd")), default=None)
     client.config_set("slowlog-max-len", 128)
     return {"fill": f"BF.MADD of {BATCH} ids", "fill_s": round(time.perf_counter() - start, 1),
             "longest_madd_us": longest}
@@ -137,6 +141,13 @@ def grow(client, key):
             result["adds_tried"] = attempt + 1
             return result
     return {"us": None, "note": "did not grow within 1000 adds"}
+
+
+def settle(client):
+    """Waits until the background thread has freed what UNLINK or a lazy DEL left to it, so
+    that it does not compete with the next measurement."""
+    while int(client.info("memory")["lazyfree_pending_objects"]):
+        time.sleep(0.01)
 
 
 def copy_of(client, key, to, payload):
@@ -173,11 +184,13 @@ def measure(module, kind, items):
         try:
             out["copy"], _ = timed(c, "COPY", "big", "copy")
             c.delete("copy")
+            settle(c)
         except redis.ResponseError as e:
             out["copy"] = {"us": None, "error": str(e)}
         copy_of(c, "big", "c1", payload)
         out["unlink"], _ = timed(c, "UNLINK", "c1")
         for name, lazy in [("del-lazy", "yes"), ("del-sync", "no")]:
+            settle(c)
             copy_of(c, "big", "c2", payload)
             c.config_set("lazyfree-lazy-user-del", lazy)
             out[name], _ = timed(c, "DEL", "c2")
