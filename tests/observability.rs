@@ -522,11 +522,8 @@ fn large_filters_are_freed_in_the_background() {
     let mut c = s.client();
     for (kind, recipe) in LAZY_FREE_KINDS {
         let before = lazyfreed(&mut c);
-        for (key, capacity) in [("small", "1000"), ("large", "10000000")] {
-            assert_eq!(c.call(&reserve(recipe, key, capacity)), ok(), "{kind}");
-            // A windowed filter makes its first generation at its first item.
-            assert_eq!(c.call(&add(recipe, key)), Int(1), "{kind}");
-        }
+        create(&mut c, recipe, "small", "1000");
+        create(&mut c, recipe, "large", "10000000");
         assert_eq!(call!(c, "UNLINK", "small"), Int(1), "{kind}");
         assert_eq!(
             lazyfreed(&mut c),
@@ -548,14 +545,16 @@ fn large_filters_are_freed_in_the_background() {
     }
 }
 
-/// The command adding one item to `key` of a LAZY_FREE_KINDS entry.
-fn add(recipe: &[&str], key: &str) -> [String; 3] {
-    let command = if recipe[0] == "CF.RESERVE" {
+/// `key` made by a LAZY_FREE_KINDS entry for `capacity` items, holding one item (a windowed
+/// filter makes its first generation at its first item).
+fn create(c: &mut Client, recipe: &[&str], key: &str, capacity: &str) {
+    assert_eq!(c.call(&reserve(recipe, key, capacity)), ok(), "{recipe:?}");
+    let add = if recipe[0] == "CF.RESERVE" {
         "CF.ADD"
     } else {
         "BF.ADD"
     };
-    [command.to_string(), key.to_string(), "item".to_string()]
+    assert_eq!(call!(c, add, key, "item"), Int(1), "{recipe:?}");
 }
 
 /// The server's resident memory, in bytes.
@@ -567,13 +566,13 @@ fn resident(c: &mut Client) -> i64 {
 fn creating_a_large_filter_writes_none_of_its_memory() {
     // A 100M-item filter at 1 % is about 120 MB: asked zeroed of the allocator, its pages stay
     // untouched (not resident) until items are added, so BF.RESERVE (or the first add, which
-    // makes a windowed filter's first generation) does not spend the time of writing them. A few MB of slack cover the allocator's own bookkeeping.
+    // makes a windowed filter's first generation) does not spend the time of writing them. A
+    // few MB of slack cover the allocator's own bookkeeping.
     let s = Server::start();
     let mut c = s.client();
     for (kind, recipe) in LAZY_FREE_KINDS {
         let before = resident(&mut c);
-        assert_eq!(c.call(&reserve(recipe, kind, "100000000")), ok(), "{kind}");
-        assert_eq!(c.call(&add(recipe, kind)), Int(1), "{kind}");
+        create(&mut c, recipe, kind, "100000000");
         let size = call!(c, "MEMORY", "USAGE", kind).int();
         let grown = resident(&mut c) - before;
         // A windowed filter's generation holds a quarter of the capacity.
