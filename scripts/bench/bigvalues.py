@@ -13,7 +13,9 @@ and for RedisBloom's chain (--redisbloom PATH, a build of RedisBloom 2.8), the s
     del-lazy    DEL of a copy with lazyfree-lazy-user-del yes
     del-sync    DEL of a copy with lazyfree-lazy-user-del no
 and, for the kinds filled by adds, the longest BF.MADD of the fill (where a kind that doubles
-pays for its doubling). The client's wall time of each command is stored next to it.
+pays for its doubling). All but creation and growth run --rounds times (default 3) on the
+full filter, the median reported next to every round; the client's wall time of each command
+is stored too.
 
 The full chain is made the quick way on both modules: BF.SCANDUMP's header of a filter reserved
 for <items>, with its item counts set to the capacity, then BF.LOADCHUNK of random bytes (half
@@ -28,6 +30,7 @@ Usage: bigvalues.py [--bloomrs PATH] [--redisbloom PATH] [--items N] [--out FILE
 """
 
 import os
+import statistics
 import struct
 import time
 
@@ -160,7 +163,40 @@ def copy_of(client, key, to, payload):
     client.execute_command("RESTORE", to, 0, payload)
 
 
-def measure(module, kind, items):
+def once(c):
+    """One round of the measurements on the full filter `big` (all but creation and growth)."""
+    out = {}
+    it, _ = c.execute_command("BF.SCANDUMP", "big", 0)
+    out["scandump"], (_, chunk) = timed(c, "BF.SCANDUMP", "big", it)
+    out["scandump"]["chunk_bytes"] = len(chunk)
+    out["dump"], payload = timed(c, "DUMP", "big")
+    out["dump"]["bytes"] = len(payload)
+    try:
+        out["copy"], _ = timed(c, "COPY", "big", "copy")
+        c.delete("copy")
+    except redis.ResponseError as e:
+        out["copy"] = {"us": None, "error": str(e)}
+    for name, command, lazy in [("unlink", "UNLINK", "no"), ("del-lazy", "DEL", "yes"),
+                                ("del-sync", "DEL", "no")]:
+        settle(c)
+        copy_of(c, "big", "c", payload)
+        c.config_set("lazyfree-lazy-user-del", lazy)
+        out[name], _ = timed(c, command, "c")
+    settle(c)
+    return out
+
+
+def median_of(runs):
+    """Per command: the median server time of the rounds, with every round's figures."""
+    out = {}
+    for name in runs[0]:
+        times = [r[name]["us"] for r in runs if r[name]["us"] is not None]
+        out[name] = dict(runs[0][name], us=statistics.median(times) if times else None,
+                         rounds_us=[r[name]["us"] for r in runs])
+    return out
+
+
+def measure(module, kind, items, rounds):
     """Every figure of MEASURED for one kind on a fresh server with `module`."""
     with RedisServer(module) as server:
         c = redis.Redis(port=server.port, protocol=2)
@@ -175,25 +211,9 @@ def measure(module, kind, items):
         else:
             out["filled"] = fill_synthetic(c, "big", items)
         out["memory_usage"] = c.memory_usage("big", samples=0)
+        out.update(median_of([once(c) for _ in range(rounds)]))
+        # Last: growing changes the filter the other rounds measure.
         out["grow"] = grow(c, "big")
-        it, _ = c.execute_command("BF.SCANDUMP", "big", 0)
-        out["scandump"], (_, chunk) = timed(c, "BF.SCANDUMP", "big", it)
-        out["scandump"]["chunk_bytes"] = len(chunk)
-        out["dump"], payload = timed(c, "DUMP", "big")
-        out["dump"]["bytes"] = len(payload)
-        try:
-            out["copy"], _ = timed(c, "COPY", "big", "copy")
-            c.delete("copy")
-            settle(c)
-        except redis.ResponseError as e:
-            out["copy"] = {"us": None, "error": str(e)}
-        copy_of(c, "big", "c1", payload)
-        out["unlink"], _ = timed(c, "UNLINK", "c1")
-        for name, lazy in [("del-lazy", "yes"), ("del-sync", "no")]:
-            settle(c)
-            copy_of(c, "big", "c2", payload)
-            c.config_set("lazyfree-lazy-user-del", lazy)
-            out[name], _ = timed(c, "DEL", "c2")
         return out
 
 
@@ -216,6 +236,8 @@ def main():
     parser = module_parser(__doc__)
     parser.add_argument("--redisbloom", default=None, help="a RedisBloom 2.8 redisbloom.so")
     parser.add_argument("--items", type=int, default=100_000_000)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of the measurements after the fill (medians)")
     parser.add_argument("--out", default="docs/bench/bigvalues.json")
     args = parser.parse_args()
     result = {"machine": describe(), "items": args.items, "error_rate": ERROR,
@@ -225,11 +247,11 @@ def main():
     for kind in [None] + kinds:
         name = f"bloomrs {kind or 'chain'}"
         print(f"== {name}", flush=True)
-        result["filters"][name] = measure(args.bloomrs, kind, args.items)
+        result["filters"][name] = measure(args.bloomrs, kind, args.items, args.rounds)
         print(result["filters"][name], flush=True)
     if args.redisbloom:
         print("== RedisBloom 2.8 chain", flush=True)
-        result["filters"]["RedisBloom chain"] = measure(args.redisbloom, None, args.items)
+        result["filters"]["RedisBloom chain"] = measure(args.redisbloom, None, args.items, args.rounds)
         print(result["filters"]["RedisBloom chain"], flush=True)
     write_result(args.out, result)
     print(table(result))
