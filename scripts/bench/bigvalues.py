@@ -38,6 +38,7 @@ import redis
 
 from machine import describe, write_result
 from server import RedisServer, module_parser
+from tables import bigvalues_table
 
 ERROR = 0.01
 BATCH = 1000
@@ -46,7 +47,6 @@ PIPELINE = 20
 # bits u64, size u64, ... (RedisBloom's packed little-endian dumpedChainHeader).
 HEADER_FIXED = 20
 LINK_SIZE_AT = 16
-MEASURED = ["create", "grow", "scandump", "dump", "copy", "unlink", "del-lazy", "del-sync"]
 
 
 def command_of(entry):
@@ -197,7 +197,7 @@ def median_of(runs):
 
 
 def measure(module, kind, items, rounds):
-    """Every figure of MEASURED for one kind on a fresh server with `module`."""
+    """Every figure of tables.BIG_COMMANDS for one kind on a fresh server with `module`."""
     with RedisServer(module) as server:
         c = redis.Redis(port=server.port, protocol=2)
         c.config_set("slowlog-log-slower-than", 0)
@@ -215,21 +215,6 @@ def measure(module, kind, items, rounds):
         # Last: growing changes the filter the other rounds measure.
         out["grow"] = grow(c, "big")
         return out
-
-
-def table(result):
-    """A markdown table: one row per (module, kind), one column per command (ms)."""
-    head = "| filter | " + " | ".join(MEASURED) + " | longest fill MADD |"
-    rows = [head, "|" + "---|" * (len(MEASURED) + 2)]
-    for name, figures in result["filters"].items():
-        cells = []
-        for command in MEASURED:
-            us = figures.get(command, {}).get("us")
-            cells.append("n/a" if us is None else f"{us / 1000:.3f}")
-        madd = figures.get("filled", {}).get("longest_madd_us")
-        cells.append("-" if madd is None else f"{madd / 1000:.1f}")
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
 
 
 def main():
@@ -251,10 +236,11 @@ def main():
         print(result["filters"][name], flush=True)
     if args.redisbloom:
         print("== RedisBloom 2.8 chain", flush=True)
-        result["filters"]["RedisBloom chain"] = measure(args.redisbloom, None, args.items, args.rounds)
+        result["filters"]["RedisBloom chain"] = measure(args.redisbloom, None, args.items,
+                                                        args.rounds)
         print(result["filters"]["RedisBloom chain"], flush=True)
     write_result(args.out, result)
-    print(table(result))
+    print(bigvalues_table(result))
 
 
 if __name__ == "__main__":

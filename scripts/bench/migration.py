@@ -28,6 +28,7 @@ from bigvalues import command_of, fill_synthetic
 from machine import describe, write_result
 from server import RedisServer, module_parser
 from split import SLOTS, part_keys, part_of
+from tables import migration_table
 
 CLUSTER = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
            "--cluster-node-timeout", "15000"]
@@ -149,11 +150,7 @@ def main():
         result["layouts"][name] = run(args.bloomrs, args.items, keys)
         print(result["layouts"][name], flush=True)
     write_result(args.out, result)
-    print("| layout | key size | longest client pause | longest MIGRATE | all slots moved in |")
-    print("|---|---|---|---|---|")
-    for name, r in result["layouts"].items():
-        print(f"| {name} | {r['key_bytes'] / 2**20:.1f} MiB | {r['client']['longest_ms']:.1f} ms"
-              f" | {r['longest_migrate_us'] / 1000:.1f} ms | {r['total_s']:.1f} s |")
+    print(migration_table(result))
 
 
 if __name__ == "__main__":
