@@ -119,7 +119,19 @@ def counting_seeds():
                   buffer(bytes(nbytes)), uint(0)]
         write_seeds("counting", f"c{capacity}", header, bytes(nbytes), fields)
 
-for seeds in (windowed_seeds, sparse_seeds, compact_seeds, counting_seeds):
+def blocked_seeds():
+    """Blocked filters of one empty link (the decoders' own formats, built here): a scaling
+    one of 100 items at 0.005 (3 blocks, 7 bits per item) and a non-scaling one of 10 items at
+    0.1 (1 block, 3 bits per item)."""
+    for capacity, error, hashes, blocks, flags in ((100, 0.005, 7, 3, 0), (10, 0.1, 3, 1, 1)):
+        blob_bytes = bytes(64 * blocks)
+        header = b"bloomrsB" + struct.pack("<IIIIQ", 1, flags, 2, 1, 0) + struct.pack(
+            "<QdIQQ", capacity, error, hashes, blocks, 0)
+        fields = [uint(0), uint(flags), uint(2), uint(1), uint(capacity), double(error),
+                  uint(hashes), uint(blocks), uint(0), buffer(blob_bytes)]
+        write_seeds("blocked", f"c{capacity}", header, blob_bytes, fields)
+
+for seeds in (windowed_seeds, sparse_seeds, compact_seeds, counting_seeds, blocked_seeds):
     seeds()
 
 # The args target puts each command name in front of the same arguments in turn.
@@ -144,3 +156,32 @@ for command, lists in ARGUMENT_LISTS.items():
         with open(os.path.join(out, "args", f"{command}_{n}"), "wb") as f:
             f.write(b"\0".join(word.encode() for word in words.split(" ")))
 print(f"seeds written to {out}")
+
+def model_seeds():
+    """The model targets' seeds: each stored target's seeds as the value to start from (origin
+    byte 1, the value length-prefixed, with the mode byte the kind's decoder reads), and new
+    values of a few shapes (origin byte 0, shape and variant bytes), each followed by the same
+    mix of operations."""
+    ops = bytes(range(256)) + bytes([0x04, 0x20, 0x06, 0x08, 0x0b, 0x0c, 0x05, 0x40, 0x0d, 0x10])
+    sources = {
+        "model_chain": (("bloom_chunks", b"\x01"), ("bloom_rdb", b"\x00")),
+        "model_cuckoo": (("cuckoo_chunks", b"\x01"), ("cuckoo_rdb", b"\x00")),
+        "model_windowed": (("windowed", b""),),
+        "model_sparse": (("sparse", b""),),
+        "model_counting": (("counting", b""),),
+        "model_compact": (("compact", b""),),
+        "model_compact_counting": (("compact", b""),),
+    }
+    for target, kinds in sources.items():
+        os.makedirs(os.path.join(out, target), exist_ok=True)
+        for source, mode in kinds:
+            folder = os.path.join(out, source)
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+                value = mode + open(os.path.join(folder, name), "rb").read()
+                with open(os.path.join(out, target, f"{source}_{name}"), "wb") as f:
+                    f.write(b"\x01" + blob(value) + ops)
+        for shape in (0x00, 0x01, 0x02, 0x25, 0x46, 0x8b):
+            with open(os.path.join(out, target, f"new_{shape:02x}"), "wb") as f:
+                f.write(bytes([0, shape, shape >> 3]) + ops)
+
+model_seeds()

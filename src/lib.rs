@@ -3,6 +3,7 @@
 //! The core (`hash`, `bloom`, `counting`, `windowed`, `sparse`, `compact`, `cuckoo`, `rdb`,
 //! `budget`) and the command syntax (`syntax`) have no Redis in them; the `module` layer
 //! (behind the default `module` feature) adapts them to the Redis module API.
+pub mod blocked;
 pub mod bloom;
 pub mod budget;
 pub mod compact;
@@ -16,6 +17,8 @@ pub mod windowed;
 
 #[cfg(test)]
 mod construction_tests;
+#[cfg(any(test, feature = "model-check"))]
+pub mod model;
 #[cfg(test)]
 mod test_rng;
 

@@ -114,6 +114,7 @@ const WORDS: &[&str] = &[
     "NONSCALING",
     "NOCREATE",
     "COUNTING",
+    "BLOCKED",
     "ITEMS",
     "WINDOW",
     "GENERATIONS",

@@ -130,7 +130,7 @@ fn command_docs_for_every_command() {
             .iter()
             .filter_map(|argument| field(&argument.array(), "token"))
             .collect();
-        for keyword in ["WINDOW", "GENERATIONS", "COUNTING", "COMPACT"] {
+        for keyword in ["WINDOW", "GENERATIONS", "COUNTING", "COMPACT", "BLOCKED"] {
             assert!(tokens.contains(&bulk(keyword)), "{name} {keyword}");
         }
     }
@@ -356,7 +356,7 @@ fn adds_and_lookups_allocate_nothing() {
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
 fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
-    let mut sums = [0i64; 20];
+    let mut sums = [0i64; 24];
     for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
         let kind = call!(c, "TYPE", key.as_str()).text();
         let cuckoo = kind == "MBbloomCF";
@@ -370,7 +370,8 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
                 .unwrap()
         };
         let base = match kind.as_str() {
-            "MBbloomCF" => 16,
+            "MBbloomCF" => 20,
+            "bloomrsBK" => 16,
             "bloomrsCP" => 12,
             "bloomrsCT" => 8,
             "bloomrsWN" => 4,
@@ -398,6 +399,10 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         "compact_memory_bytes",
         "compact_items",
         "compact_tables",
+        "blocked_filters",
+        "blocked_memory_bytes",
+        "blocked_items",
+        "blocked_links",
         "cuckoo_filters",
         "cuckoo_memory_bytes",
         "cuckoo_items",
@@ -452,6 +457,12 @@ fn info_section_totals() {
         call!(c, "BF.ADD", "cp", format!("{i}"));
     }
     assert_eq!(call!(c, "COPY", "cp", "cp2"), Int(1));
+    // Blocked filters, grown and copied.
+    assert_eq!(call!(c, "BF.RESERVE", "bk", "0.01", "10", "BLOCKED"), ok());
+    for i in 0..300 {
+        call!(c, "BF.ADD", "bk", format!("{i}"));
+    }
+    assert_eq!(call!(c, "COPY", "bk", "bk2"), Int(1));
     call!(c, "CF.COMPACT", "c");
     assert_eq!(call!(c, "COPY", "a", "a2"), Int(1));
     assert_eq!(call!(c, "DEL", "m3"), Int(1));
@@ -475,9 +486,15 @@ fn info_section_totals() {
     assert_eq!(call!(c, "RESTORE", "r2", "0", payload), ok());
     let totals = info_bf(&mut c);
     assert_eq!(totals, expected_totals(&mut c, (1, 2)));
-    let filters = (totals[0].1, totals[4].1, totals[8].1, totals[13].1);
-    assert_eq!(filters, (10, 3, 2, 2), "{totals:?}");
-    assert_eq!(totals[17], ("bf_cuckoo_filters".into(), 6), "{totals:?}");
+    let filters = (
+        totals[0].1,
+        totals[4].1,
+        totals[8].1,
+        totals[13].1,
+        totals[17].1,
+    );
+    assert_eq!(filters, (10, 3, 2, 2, 2), "{totals:?}");
+    assert_eq!(totals[21], ("bf_cuckoo_filters".into(), 6), "{totals:?}");
 
     // Reloading frees and loads every value: the totals stay.
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
@@ -497,8 +514,9 @@ fn lazyfreed(c: &mut Client) -> i64 {
 
 /// The commands making a value of every type that reserves its capacity, by name. (A compact
 /// filter starts small whatever its capacity and grows by doubling as items arrive.)
-const LAZY_FREE_KINDS: [(&str, &[&str]); 4] = [
+const LAZY_FREE_KINDS: [(&str, &[&str]); 5] = [
     ("bloom", &["BF.RESERVE", "0.01"]),
+    ("blocked", &["BF.RESERVE", "0.01", "BLOCKED"]),
     ("counting", &["BF.RESERVE", "0.01", "COUNTING"]),
     ("windowed", &["BF.RESERVE", "0.01", "WINDOW", "3600"]),
     ("cuckoo", &["CF.RESERVE"]),

@@ -546,6 +546,10 @@ impl Workload {
             // Issue 20's kind: refused until it is registered, then one more kind here.
             args.push(b"COMPACT".to_vec());
         }
+        if r.chance(8) {
+            // Issue 28's blocked kind (refused with the other layouts).
+            args.push(b"BLOCKED".to_vec());
+        }
         if r.chance(30) {
             // Options in another order, or one too many.
             let at = 4 + r.below(args.len() - 3);
@@ -593,6 +597,9 @@ impl Workload {
         }
         if r.chance(8) {
             args.push(b"COMPACT".to_vec());
+        }
+        if r.chance(8) {
+            args.push(b"BLOCKED".to_vec());
         }
         args.push(b"ITEMS".to_vec());
         args.extend(self.items(8));

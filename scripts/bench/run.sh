@@ -16,18 +16,28 @@
 #                    with and without 80% idle users (compact filters next to the tiers and the
 #                    sparse start), and the time-stepped run again with compact filters next to
 #                    the windowed ones (--compact, feed_forget-compact.json)
+#   compact_guarantees.py  issue 26's bounds: BF.MADD/MEXISTS/MDEL on a COMPACT COUNTING filter
+#                    holding 1M adds of one item against one without duplicates, and the longest
+#                    command while a compact filter and the default chain grow to 10M items
 #   bigvalues.py     big values do not block: the longest single command (creation, growth,
 #                    SCANDUMP chunk, DUMP, COPY, UNLINK, DEL) on a 100M-item filter of each kind,
 #                    next to RedisBloom's when --redisbloom is given
 #   migration.py     the longest pause a client sees while a 100M-item filter moves between
 #                    two cluster nodes, as one key and split into 64 (docs/cluster-split.md)
+#   blocked.py       blocked Bloom filters: server time per call against RedisBloom's one-link
+#                    filter (--redisbloom PATH, else bloomrs's plain kind, the same layout) at
+#                    10M items and on a filter grown to 1M, and MEMORY USAGE at the same
+#                    measured false-positive rate (blocked-10M.json; --blocked-items 100000000
+#                    adds the 100M run, blocked-100M.json)
 # and prints the tables of the README and docs/ from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--redisbloom PATH] [--users N]
+#                             [--blocked-items N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios
-#   --redisbloom PATH  a RedisBloom 2.8 build for bigvalues.py's comparison
+#   --redisbloom PATH  a RedisBloom 2.8 build, the yardstick of bigvalues.py and blocked.py
 #   (--quick runs bigvalues.py and migration.py at 10M items instead of 100M)
 #   --users N      users in the feed simulation (default 100,000)
+#   --blocked-items N  also run blocked.py at N items (e.g. 100000000: ~0.5 GB, ~15 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -37,15 +47,19 @@ sparse_args=()
 forget_args=(--days 90 --window-days 30)
 counting_args=()
 compact_args=()
+guarantees_args=()
 big_args=()
 redisbloom=()
+blocked_args=()
+blocked_items=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
             sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick)
-            big_args+=(--items 10000000) ;;
+            blocked_args+=(--quick); guarantees_args+=(--quick); big_args+=(--items 10000000) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --redisbloom) redisbloom=(--redisbloom "$2"); shift ;;
+        --blocked-items) blocked_items+=("$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
     esac
@@ -85,6 +99,14 @@ feed_with_sparse docs/bench/feed_dedup-compact.json --compact --idle-share 0
 feed_with_sparse docs/bench/feed_dedup-compact-idle.json --compact --idle-share 0.8
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
     --out docs/bench/feed_forget-compact.json
+echo "== compact guarantees (scripts/bench/compact_guarantees.py)"
+"$python" scripts/bench/compact_guarantees.py --bloomrs "$module" "${guarantees_args[@]}"
+echo "== blocked Bloom filters (scripts/bench/blocked.py)"
+"$python" scripts/bench/blocked.py --bloomrs "$module" "${blocked_args[@]}" "${redisbloom[@]}"
+for items in "${blocked_items[@]}"; do
+    "$python" scripts/bench/blocked.py --bloomrs "$module" "${blocked_args[@]}" "${redisbloom[@]}" \
+        --items "$items"
+done
 echo "== big values (scripts/bench/bigvalues.py, migration.py)"
 "$python" scripts/bench/bigvalues.py --bloomrs "$module" "${big_args[@]}" "${redisbloom[@]}"
 "$python" scripts/bench/migration.py --bloomrs "$module" "${big_args[@]}"

@@ -187,64 +187,90 @@ impl<C: Cells> Chain<C> {
         Ok(chain)
     }
 
-    /// The link holding byte `offset` of the concatenated arrays, and the offset in it.
-    fn locate(&self, offset: u64) -> Option<(usize, usize)> {
-        let mut start = 0u64;
-        for (index, link) in self.links.iter().enumerate() {
-            let end = start.checked_add(link.bytes())?;
-            if offset < end {
-                return usize::try_from(offset - start)
-                    .ok()
-                    .map(|within| (index, within));
-            }
-            start = end;
-        }
-        None
-    }
-
     /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end (or for `iter < 1`).
     pub fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
-        let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
-        let (index, within) = self.locate(offset)?;
-        let array = &self.links.get(index)?.array;
-        let rest = array.get(within..)?;
-        let len = rest.len().min(MAX_CHUNK as usize);
-        let next = iter.checked_add(len as i64)?;
-        Some(Chunk {
-            next,
-            bytes: rest.get(..len)?,
-        })
+        chunk_in(self.links.iter().map(|link| &link.array[..]), iter)
     }
 
     /// Every chunk from iterator 1 on, as AOF rewrite emits them.
     pub fn chunks(&self) -> impl Iterator<Item = Chunk<'_>> {
-        let mut iter = 1i64;
-        std::iter::from_fn(move || {
-            let chunk = self.chunk_at(iter)?;
-            iter = chunk.next;
-            Some(chunk)
-        })
+        chunks_from(move |iter| self.chunk_at(iter))
     }
 
     /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
-        let len = data.len() as u64;
-        let iter = u64::try_from(iter).map_err(|_| ChunkError::BadData)?;
-        if iter == 0 || iter < len {
-            return Err(ChunkError::BadData);
-        }
-        let start = (iter - len).checked_sub(1).ok_or(ChunkError::NoLink)?;
-        let (index, within) = self.locate(start).ok_or(ChunkError::NoLink)?;
-        let array = self
-            .links
-            .get_mut(index)
-            .map(|link| &mut link.array)
-            .ok_or(ChunkError::NoLink)?;
-        let target = array
-            .get_mut(within..)
-            .and_then(|rest| rest.get_mut(..data.len()))
-            .ok_or(ChunkError::TooBig)?;
-        target.copy_from_slice(data);
-        Ok(())
+        load_chunk_in(
+            self.links.iter_mut().map(|link| &mut link.array[..]),
+            iter,
+            data,
+        )
     }
+}
+
+/// The array holding byte `offset` of arrays laid end to end, and the offset in it.
+fn locate<T>(lens: impl Iterator<Item = (T, u64)>, offset: u64) -> Option<(T, usize)> {
+    let mut start = 0u64;
+    for (array, len) in lens {
+        let end = start.checked_add(len)?;
+        if offset < end {
+            return usize::try_from(offset - start)
+                .ok()
+                .map(|within| (array, within));
+        }
+        start = end;
+    }
+    None
+}
+
+/// The SCANDUMP chunk at iterator `iter >= 1` of arrays laid end to end (a chain's links, in
+/// order): at most [`MAX_CHUNK`] bytes, never spanning two arrays; None past the end.
+pub fn chunk_in<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option<Chunk<'a>> {
+    let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
+    let (array, within) = locate(arrays.map(|a| (a, a.len() as u64)), offset)?;
+    let rest = array.get(within..)?;
+    let len = rest.len().min(MAX_CHUNK as usize);
+    let next = iter.checked_add(len as i64)?;
+    Some(Chunk {
+        next,
+        bytes: rest.get(..len)?,
+    })
+}
+
+/// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter` into arrays
+/// laid end to end: `BadData` for an iterator no chunk of this length ends at, `NoLink` when
+/// it starts past the arrays, `TooBig` when it runs past the end of its array.
+pub fn load_chunk_in<'a>(
+    arrays: impl Iterator<Item = &'a mut [u8]>,
+    iter: i64,
+    data: &[u8],
+) -> Result<(), ChunkError> {
+    let len = data.len() as u64;
+    let iter = u64::try_from(iter).map_err(|_| ChunkError::BadData)?;
+    if iter == 0 || iter < len {
+        return Err(ChunkError::BadData);
+    }
+    let start = (iter - len).checked_sub(1).ok_or(ChunkError::NoLink)?;
+    let with_len = arrays.map(|a| {
+        let len = a.len() as u64;
+        (a, len)
+    });
+    let (array, within) = locate(with_len, start).ok_or(ChunkError::NoLink)?;
+    let target = array
+        .get_mut(within..)
+        .and_then(|rest| rest.get_mut(..data.len()))
+        .ok_or(ChunkError::TooBig)?;
+    target.copy_from_slice(data);
+    Ok(())
+}
+
+/// Every chunk from iterator 1 on of a value whose chunk at an iterator is `chunk_at`.
+pub fn chunks_from<'a>(
+    chunk_at: impl Fn(i64) -> Option<Chunk<'a>>,
+) -> impl Iterator<Item = Chunk<'a>> {
+    let mut iter = 1i64;
+    std::iter::from_fn(move || {
+        let chunk = chunk_at(iter)?;
+        iter = chunk.next;
+        Some(chunk)
+    })
 }

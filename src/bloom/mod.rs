@@ -9,7 +9,11 @@ mod probe;
 mod rdb;
 
 pub use cells::{Bits, Cells};
-pub use dump::{chunk_start, encode_header, Chunk, ChunkError, HeaderError, MAX_CHUNK};
+pub use dump::{
+    chunk_in, chunk_start, chunks_from, encode_header, load_chunk_in, Chunk, ChunkError,
+    HeaderError, MAX_CHUNK,
+};
+pub(crate) use link::prefetch;
 pub use link::{
     Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
 };
@@ -59,7 +63,7 @@ impl ItemHash {
 
 /// The hashes of the next few items of a batch, whose probes are being prefetched.
 #[derive(Default)]
-struct Lookahead {
+pub(crate) struct Lookahead {
     hashes: [ItemHash; Lookahead::DEPTH],
     start: usize,
     len: usize,
@@ -70,7 +74,7 @@ impl Lookahead {
     const DEPTH: usize = 8;
 
     /// Queues a hash; once the queue is full, returns the oldest one to process now.
-    fn push(&mut self, hash: ItemHash) -> Option<ItemHash> {
+    pub(crate) fn push(&mut self, hash: ItemHash) -> Option<ItemHash> {
         let slot = (self.start + self.len) % Self::DEPTH;
         if self.len == Self::DEPTH {
             let oldest = std::mem::replace(&mut self.hashes[self.start], hash);
@@ -83,7 +87,7 @@ impl Lookahead {
     }
 
     /// The oldest queued hash.
-    fn pop(&mut self) -> Option<ItemHash> {
+    pub(crate) fn pop(&mut self) -> Option<ItemHash> {
         if self.len == 0 {
             return None;
         }

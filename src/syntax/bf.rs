@@ -57,6 +57,12 @@ pub enum ArgError {
     CompactNonScaling,
     /// COMPACT together with a window.
     CompactWithWindow,
+    /// BLOCKED together with COMPACT (two layouts for one filter).
+    BlockedWithCompact,
+    /// BLOCKED together with COUNTING (a blocked filter's cells are bits).
+    BlockedWithCounting,
+    /// BLOCKED together with a window.
+    BlockedWithWindow,
 }
 
 /// Longest WINDOW in seconds (ten 365-day years, the core's limit).
@@ -102,6 +108,8 @@ pub struct BloomOptions {
     /// `COMPACT` (deviation D17): one fingerprint table that doubles, instead of a chain of
     /// links; with `counting`, one that deletes.
     pub compact: bool,
+    /// `BLOCKED`: every item's bits in one cache-line block (a chain of blocked links).
+    pub blocked: bool,
 }
 
 /// BF.INSERT: how to create a missing key (`None` for NOCREATE) and where the items start.
@@ -122,7 +130,7 @@ pub enum BfInfoField {
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
-/// [WINDOW seconds [GENERATIONS g]] [COUNTING]
+/// [WINDOW seconds [GENERATIONS g]] [COUNTING] [COMPACT] [BLOCKED]
 pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     // Deviation D3: keywords are looked for among the optional arguments only. RedisBloom's
     // arity is widened by the window options only when WINDOW is there, and by COUNTING
@@ -130,8 +138,12 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     let window_at = (4..args.len()).find(|i| args.is(*i, "WINDOW"));
     let counting = (4..args.len()).any(|i| args.is(i, "COUNTING"));
     let compact = (4..args.len()).any(|i| args.is(i, "COMPACT"));
-    let most =
-        7 + if window_at.is_some() { 4 } else { 0 } + usize::from(counting) + usize::from(compact);
+    let blocked = (4..args.len()).any(|i| args.is(i, "BLOCKED"));
+    let most = 7
+        + if window_at.is_some() { 4 } else { 0 }
+        + usize::from(counting)
+        + usize::from(compact)
+        + usize::from(blocked);
     if !(4..=most).contains(&args.len()) {
         return Err(ArgError::Arity);
     }
@@ -150,6 +162,7 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
         return Err(ArgError::CountingWithWindow);
     }
     check_compact(compact, scaling, window)?;
+    check_blocked(blocked, counting, compact, window)?;
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
@@ -158,7 +171,24 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
         window,
         counting,
         compact,
+        blocked,
     })
+}
+
+/// A blocked filter is its own layout: no counters, no fingerprint table, no window.
+fn check_blocked(
+    blocked: bool,
+    counting: bool,
+    compact: bool,
+    window: Option<WindowSpec>,
+) -> Result<(), ArgError> {
+    match (blocked, compact, counting, window) {
+        (false, ..) => Ok(()),
+        (true, true, _, _) => Err(ArgError::BlockedWithCompact),
+        (true, _, true, _) => Err(ArgError::BlockedWithCounting),
+        (true, _, _, Some(_)) => Err(ArgError::BlockedWithWindow),
+        (true, false, false, None) => Ok(()),
+    }
 }
 
 /// A compact filter grows by doubling and keeps no window.
@@ -222,6 +252,8 @@ struct InsertOptions {
     counting: bool,
     /// COMPACT was given (the module's default applies only where nothing contradicts it).
     compact: bool,
+    /// BLOCKED was given (likewise).
+    blocked: bool,
 }
 
 /// Where BF.INSERT goes after one option word.
@@ -231,7 +263,7 @@ enum Step {
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING]
-/// [WINDOW seconds] [GENERATIONS g] [COUNTING] ITEMS item [item ...]
+/// [WINDOW seconds] [GENERATIONS g] [COUNTING] [COMPACT] [BLOCKED] ITEMS item [item ...]
 ///
 /// `defaults` are the options of a filter created without them (the module's settings).
 pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfInsert, ArgError> {
@@ -248,6 +280,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         generations: None,
         counting: defaults.counting,
         compact: false,
+        blocked: false,
     };
     let mut i = 2;
     let items_at = loop {
@@ -262,9 +295,10 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if items_at >= args.len() {
         return Err(ArgError::Arity);
     }
-    // A counting or compact filter takes no window, not even the module's default one.
+    // A counting, compact or blocked filter takes no window, not even the module's default.
     let own_window = options.window.is_some() || options.generations.is_some();
-    let window = if (options.counting || options.compact) && !own_window {
+    let windowless = options.counting || options.compact || options.blocked;
+    let window = if windowless && !own_window {
         None
     } else {
         insert_window(&options, defaults.window)?
@@ -273,8 +307,12 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         return Err(ArgError::CountingWithWindow);
     }
     check_compact(options.compact, options.scaling, window)?;
-    // The module's default (bf-compact) makes compact what nothing asks otherwise.
+    check_blocked(options.blocked, options.counting, options.compact, window)?;
+    // The module's defaults (bf-compact, then bf-blocked) make compact or blocked what
+    // nothing asks otherwise.
     let compact = options.compact || (defaults.compact && options.scaling && window.is_none());
+    let blocked =
+        options.blocked || (defaults.blocked && !compact && !options.counting && window.is_none());
     let InsertOptions {
         capacity,
         error,
@@ -297,6 +335,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         window,
         counting,
         compact,
+        blocked,
     });
     Ok(BfInsert { create, items_at })
 }
@@ -323,10 +362,10 @@ fn insert_window(
 
 /// Reads the option word at `i`. RedisBloom looks only at its leading letters: `i` is ITEMS,
 /// `er` ERROR, any other `e` EXPANSION, `c` CAPACITY, `n` with `c` third NOCREATE, any other
-/// `n` NONSCALING. A repeated option overrides the earlier one. The window options, COUNTING
-/// and COMPACT are whole words (WINDOW, GENERATIONS, COUNTING, COMPACT), so no word RedisBloom
-/// refused changes meaning; COUNTING and COMPACT come before those rules, which would read them
-/// as CAPACITY (deviations D12, D17).
+/// `n` NONSCALING. A repeated option overrides the earlier one. The window options, COUNTING,
+/// COMPACT and BLOCKED are whole words (WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED), so no
+/// word RedisBloom refused changes meaning; COUNTING and COMPACT come before those rules, which
+/// would read them as CAPACITY (deviations D12, D17).
 fn insert_option(
     args: &impl Argv,
     i: usize,
@@ -342,6 +381,10 @@ fn insert_option(
     }
     if is("COMPACT") {
         options.compact = true;
+        return Ok(Step::Next(i + 1));
+    }
+    if is("BLOCKED") {
+        options.blocked = true;
         return Ok(Step::Next(i + 1));
     }
     if is("WINDOW") || is("GENERATIONS") {

@@ -17,6 +17,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     window: None,
     counting: false,
     compact: false,
+    blocked: false,
 };
 
 fn insert(words: &[&str]) -> Result<BfInsert, ArgError> {
@@ -36,6 +37,7 @@ fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOption
         window: None,
         counting: false,
         compact: false,
+        blocked: false,
     }
 }
 
@@ -743,4 +745,79 @@ fn insert_compact_is_the_whole_word_and_the_default_yields() {
         parse_bf_insert(args, both)
     });
     assert_eq!(created_both.unwrap().create, Some(compact(DEFAULTS)));
+}
+
+fn blocked(options: BloomOptions) -> BloomOptions {
+    BloomOptions {
+        blocked: true,
+        ..options
+    }
+}
+
+#[test]
+fn reserve_blocked_is_one_more_keyword_and_refuses_the_other_layouts() {
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    assert_parses(
+        r,
+        &[
+            (&["BLOCKED"], Ok(blocked(options(100, 0.01, 2, true)))),
+            (
+                &["EXPANSION", "4", "blocked"],
+                Ok(blocked(options(100, 0.01, 4, true))),
+            ),
+            (
+                &["NONSCALING", "BLOCKED"],
+                Ok(blocked(options(100, 0.01, 2, false))),
+            ),
+            (&["BLOCKED", "COMPACT"], Err(BlockedWithCompact)),
+            (&["COUNTING", "BLOCKED"], Err(BlockedWithCounting)),
+            (&["BLOCKED", "WINDOW", "60"], Err(BlockedWithWindow)),
+            (&["EXPANSION", "4", "EXPANSION", "x", "BLOCKED"], Err(Arity)),
+        ],
+    );
+    assert_eq!(
+        reserve(&["BF.RESERVE", "BLOCKED", "0.01", "100"]),
+        Ok(options(100, 0.01, 2, true))
+    );
+}
+
+#[test]
+fn insert_blocked_is_the_whole_word_and_the_default_yields() {
+    let i = |words: &[&str], defaults| {
+        with_args(
+            &[&["BF.INSERT", "k"], words, &["ITEMS", "a"]].concat(),
+            |args| parse_bf_insert(args, defaults),
+        )
+        .map(|spec| spec.create)
+    };
+    assert_parses(
+        |words| i(words, DEFAULTS),
+        &[
+            (&["BLOCKED"], Ok(Some(blocked(DEFAULTS)))),
+            (
+                &["BLOCKED", "NONSCALING", "CAPACITY", "7"],
+                Ok(Some(blocked(options(7, 0.01, 2, false)))),
+            ),
+            (&["BLOCK"], Err(InsertUnknownOption)),
+            (&["BLOCKED", "COMPACT"], Err(BlockedWithCompact)),
+            (&["BLOCKED", "COUNTING"], Err(BlockedWithCounting)),
+            (&["WINDOW", "9", "BLOCKED"], Err(BlockedWithWindow)),
+        ],
+    );
+    // bf-blocked makes blocked what asks for nothing else; bf-compact wins over it.
+    let defaults = blocked(DEFAULTS);
+    assert_parses(
+        |words| i(words, defaults),
+        &[
+            (&[], Ok(Some(blocked(DEFAULTS)))),
+            (&["COUNTING"], Ok(Some(counting(DEFAULTS)))),
+            (&["COMPACT"], Ok(Some(compact(DEFAULTS)))),
+        ],
+    );
+    assert_eq!(i(&[], compact(defaults)), Ok(Some(compact(DEFAULTS))));
+    let windowed = BloomOptions {
+        window: window(60, 4),
+        ..DEFAULTS
+    };
+    assert_eq!(i(&["BLOCKED"], windowed), Ok(Some(blocked(DEFAULTS))));
 }

@@ -23,6 +23,7 @@ fn default_options() -> BloomOptions {
     let expansion = settings::BF_EXPANSION.get();
     let window = settings::bf_window();
     let scaling = expansion != 0;
+    let compact = settings::bf_compact() && scaling && window.is_none();
     BloomOptions {
         capacity: settings::bf_initial_size(),
         error: settings::bf_error_rate(),
@@ -34,7 +35,9 @@ fn default_options() -> BloomOptions {
         window,
         counting: false,
         // Compact where nothing else is asked of the filter (a window, no scaling).
-        compact: settings::bf_compact() && scaling && window.is_none(),
+        compact,
+        // Blocked where nothing else is (bf-compact wins over bf-blocked).
+        blocked: settings::bf_blocked() && !compact && window.is_none(),
     }
 }
 
@@ -196,6 +199,9 @@ fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
     }
     if o.compact {
         args.push(b"COMPACT".to_vec());
+    }
+    if o.blocked {
+        args.push(b"BLOCKED".to_vec());
     }
     args
 }

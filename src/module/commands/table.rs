@@ -87,6 +87,7 @@ const WINDOW: Arg = optional(c"WINDOW", c"seconds", ArgKind::Integer);
 const GENERATIONS: Arg = optional(c"GENERATIONS", c"generations", ArgKind::Integer);
 const COUNTING: Arg = flag(c"COUNTING", c"counting");
 const COMPACT: Arg = flag(c"COMPACT", c"compact");
+const BLOCKED: Arg = flag(c"BLOCKED", c"blocked");
 
 const BF_INFO_FIELDS: &[Arg] = &[
     flag(c"CAPACITY", c"capacity"),
@@ -105,7 +106,7 @@ const MANY: &CStr =
 pub static COMMANDS: &[Command] = &[
     Command { name: c"bf.reserve", handler: entry!(bf::reserve), flags: WRITE, acl_fast: true,
         doc: Some(Doc { summary: c"Creates a new Bloom Filter", complexity: c"O(1)", since: c"1.0.0",
-            args: &[KEY, arg(c"error_rate", ArgKind::Double), arg(c"capacity", ArgKind::Integer), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT] }) },
+            args: &[KEY, arg(c"error_rate", ArgKind::Double), arg(c"capacity", ArgKind::Integer), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED] }) },
     Command { name: c"bf.add", handler: entry!(bf::add), flags: WRITE, acl_fast: false,
         doc: Some(Doc { summary: c"Adds an item to a Bloom Filter", complexity: ONE, since: c"1.0.0",
             args: &[KEY, ITEM] }) },
@@ -114,7 +115,7 @@ pub static COMMANDS: &[Command] = &[
             args: &[KEY, many(c"item")] }) },
     Command { name: c"bf.insert", handler: entry!(bf::insert), flags: WRITE, acl_fast: false,
         doc: Some(Doc { summary: c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", complexity: MANY, since: c"1.0.0",
-            args: &[KEY, optional(c"CAPACITY", c"capacity", ArgKind::Integer), optional(c"ERROR", c"error", ArgKind::Double), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NOCREATE", c"nocreate"), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, ITEMS] }) },
+            args: &[KEY, optional(c"CAPACITY", c"capacity", ArgKind::Integer), optional(c"ERROR", c"error", ArgKind::Double), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NOCREATE", c"nocreate"), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED, ITEMS] }) },
     Command { name: c"bf.exists", handler: entry!(bf::exists), flags: READ, acl_fast: false,
         doc: Some(Doc { summary: c"Checks whether an item exists in a Bloom Filter", complexity: ONE, since: c"1.0.0",
             args: &[KEY, ITEM] }) },
@@ -284,7 +285,13 @@ mod tests {
     #[test]
     fn bloomrs_options_are_documented() {
         for name in [c"bf.reserve", c"bf.insert"] {
-            for keyword in [c"WINDOW", c"GENERATIONS", c"COUNTING", c"COMPACT"] {
+            for keyword in [
+                c"WINDOW",
+                c"GENERATIONS",
+                c"COUNTING",
+                c"COMPACT",
+                c"BLOCKED",
+            ] {
                 assert!(tokens(name).contains(&keyword), "{name:?} {keyword:?}");
             }
         }

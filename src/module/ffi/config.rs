@@ -4,7 +4,7 @@
 
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use redis_module::raw;
 
@@ -80,6 +80,27 @@ unsafe extern "C" fn set_error_rate(
         }
         Err(reason) => set_error(err, reason),
     }
+}
+
+/// # Safety
+/// Called by Redis for a boolean setting registered with its `AtomicBool` as private data.
+unsafe extern "C" fn get_flag(_name: *const c_char, privdata: *mut c_void) -> c_int {
+    let flag = privdata.cast::<AtomicBool>().cast_const();
+    c_int::from(flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)))
+}
+
+/// # Safety
+/// Called by Redis with the new value of a setting registered as for `get_flag`.
+unsafe extern "C" fn set_flag(
+    _name: *const c_char,
+    value: c_int,
+    privdata: *mut c_void,
+    _err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    if let Some(flag) = privdata.cast::<AtomicBool>().cast_const().as_ref() {
+        flag.store(value != 0, Ordering::Relaxed);
+    }
+    raw::REDISMODULE_OK as c_int
 }
 
 /// # Safety
@@ -176,6 +197,25 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     };
     if status != raw::REDISMODULE_OK as c_int {
         return Err("cannot register the setting bf-compact".into());
+    }
+    let blocked = (&settings::BF_BLOCKED as *const AtomicBool)
+        .cast_mut()
+        .cast::<c_void>();
+    // SAFETY: a static name and a static flag as private data, valid for the module's life.
+    let status = unsafe {
+        boolean(
+            ctx,
+            settings::BF_BLOCKED_NAME.as_ptr(),
+            c_int::from(settings::bf_blocked()),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            Some(get_flag),
+            Some(set_flag),
+            None,
+            blocked,
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err("cannot register the setting bf-blocked".into());
     }
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {

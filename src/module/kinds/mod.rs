@@ -1,5 +1,5 @@
 //! The Bloom family: every kind of Bloom filter (the plain RedisBloom chain, counting,
-//! windowed, sparse and compact filters) answers the same `BF.*` commands. A command finds whatever
+//! windowed, sparse, compact and blocked filters) answers the same `BF.*` commands. A command finds whatever
 //! kind a key holds with [`lookup`] and asks it through [`BloomValue`]; it never branches on
 //! the kind. Each kind owns only what differs: its core (beside `src/bloom/`, sharing the
 //! hashing, link sizing and chain walk), its module type, its creation, its encodings and its
@@ -28,6 +28,7 @@
 //! encoding, possibly to another module type, puts the new value there and keeps writing into
 //! it). The command applies all of it once with [`Write::finish`].
 
+mod blocked;
 pub mod chain;
 mod compact;
 mod counting;
@@ -199,7 +200,8 @@ impl<T: BloomKind> Replacement for T {
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim, and any options the others do not take.
-pub static KINDS: [Kind; 5] = [
+pub static KINDS: [Kind; 6] = [
+    kind::<crate::blocked::Blocked>(),
     kind::<crate::compact::Compact>(),
     kind::<crate::sparse::Sparse>(),
     kind::<crate::windowed::Windowed>(),
@@ -224,7 +226,7 @@ pub fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
 }
 
 /// Creates the filter `options` describe in an empty, writable key: of the first kind that
-/// takes them (compact with COMPACT, windowed with a window, counting with COUNTING, sparse
+/// takes them (blocked with BLOCKED, compact with COMPACT, windowed with a window, counting with COUNTING, sparse
 /// when a client of the primary asks and `bf-sparse-max-bytes` is set, else the plain
 /// chain). Returns it and
 /// whether the kind queued its own creation effect (`false`: the caller propagates it as

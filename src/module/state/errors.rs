@@ -147,6 +147,9 @@ impl From<bf::ArgError> for CommandError {
             bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
             bf::ArgError::CompactNonScaling => COMPACT_NONSCALING,
             bf::ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
+            bf::ArgError::BlockedWithCompact => BLOCKED_WITH_COMPACT,
+            bf::ArgError::BlockedWithCounting => BLOCKED_WITH_COUNTING,
+            bf::ArgError::BlockedWithWindow => BLOCKED_WITH_WINDOW,
         };
         CommandError::Reply(text)
     }
@@ -216,6 +219,10 @@ pub const NOT_COUNTING: &CStr =
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
 pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
+// Blocked Bloom filters (deviation D19): our own wording.
+pub const BLOCKED_WITH_COMPACT: &CStr = c"ERR BLOCKED and COMPACT cannot be combined";
+pub const BLOCKED_WITH_COUNTING: &CStr = c"ERR BLOCKED and COUNTING cannot be combined";
+pub const BLOCKED_WITH_WINDOW: &CStr = c"ERR BLOCKED and WINDOW cannot be combined";
 
 // Cuckoo
 pub const CF_PARSE_MAX_ITERATIONS: &CStr = c"Couldn't parse MAXITERATIONS";

@@ -134,6 +134,15 @@ pub fn bf_compact() -> bool {
     BF_COMPACT.load(Ordering::Relaxed)
 }
 
+/// `bf-blocked` (issue 28): implicit creations make blocked filters (`BLOCKED`) where nothing
+/// else is asked of them.
+pub static BF_BLOCKED: AtomicBool = AtomicBool::new(false);
+pub const BF_BLOCKED_NAME: &CStr = c"bf-blocked";
+
+pub fn bf_blocked() -> bool {
+    BF_BLOCKED.load(Ordering::Relaxed)
+}
+
 pub fn bf_sparse_max_bytes() -> u64 {
     BF_SPARSE_MAX_BYTES.get().unsigned_abs()
 }

@@ -68,6 +68,7 @@ pub static COUNTING: Totals = Totals::new();
 pub static CUCKOO: Totals = Totals::new();
 pub static WINDOWED: Totals = Totals::new();
 pub static COMPACT: Totals = Totals::new();
+pub static BLOCKED: Totals = Totals::new();
 /// RDB values and RESTORE payloads the loaders refused.
 pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
 /// LOADCHUNK headers and chunks refused.
@@ -159,10 +160,10 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
 pub const BLOOMRS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The numeric fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 24] {
+pub fn info_fields() -> [(&'static str, i64); 28] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
     let (windowed, counting) = (WINDOWED.snapshot(), COUNTING.snapshot());
-    let compact = COMPACT.snapshot();
+    let (compact, blocked) = (COMPACT.snapshot(), BLOCKED.snapshot());
     [
         ("bloom_filters", bloom.values),
         ("bloom_memory_bytes", bloom.bytes),
@@ -184,6 +185,10 @@ pub fn info_fields() -> [(&'static str, i64); 24] {
         ("compact_memory_bytes", compact.bytes),
         ("compact_items", compact.items),
         ("compact_tables", compact.filters),
+        ("blocked_filters", blocked.values),
+        ("blocked_memory_bytes", blocked.bytes),
+        ("blocked_items", blocked.items),
+        ("blocked_links", blocked.filters),
         ("cuckoo_filters", cuckoo.values),
         ("cuckoo_memory_bytes", cuckoo.bytes),
         ("cuckoo_items", cuckoo.items),
