@@ -3,7 +3,10 @@
 # and the tarball into dist/, `make install` installs the module.
 CARGO ?= cargo
 PORT ?= 6379
-# redis, valkey, or empty for both (make test; install-deps reads it too).
+# Which servers `make test` runs the integration suite on: redis (Redis 7.0), valkey (Valkey 8.0),
+# redis8 (Redis 8.0.x), valkey81 (Valkey 8.1.x), several separated by commas, or empty for all
+# four. install-deps reads it too: redis8 and valkey81 are built from Debian 13's source
+# packages into ~/.cache/bloomrs/servers once, then reused.
 SERVER ?=
 export SERVER
 # `make install`: the module goes to $(DESTDIR)$(PREFIX)/lib/redis/modules/bloomrs.so, with a
@@ -25,9 +28,9 @@ run: build
 	PORT=$(PORT) scripts/run.sh
 
 # Unit tests of the pure core, then the integration tests with the freshly built module against
-# each server: Redis (redis-server) and Valkey (valkey-server), one summary line each.
-# SERVER=redis or SERVER=valkey runs the integration suite on one of them. Where dpkg-deb is
-# present, the package test follows.
+# each server: Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1, one summary line each.
+# SERVER=redis8 (etc.) runs the integration suite on one of them. Where dpkg-deb is present,
+# the package test follows.
 test: build
 	$(CARGO) build --release --features fault-injection --target-dir target/fault-injection
 	$(CARGO) test --release --lib
