@@ -14,7 +14,7 @@ export SERVER
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-repro install
+.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-repro install
 
 all: build
 
@@ -44,9 +44,19 @@ package: deps
 
 # Builds the package twice (same bytes), runs lintian, installs it with dpkg and starts the
 # packaged servers with their own configuration, removes it, and loads the tarball's module;
-# puts the machine back as it was (scripts/package/test.sh).
+# puts the machine back as it was (scripts/package/test.sh). Then, as root with debootstrap,
+# the same package in a Debian 13 root with Debian 13's own redis-server 8.0 and valkey-server 8.1.
 package-test: deps
 	CARGO="$(CARGO)" scripts/package/test.sh
+	@if [ "$$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null 2>&1; then \
+	CARGO="$(CARGO)" scripts/package/debian13.sh; \
+	else echo "not root or no debootstrap: the Debian 13 package test not run"; fi
+
+# The package in a Debian 13 root (made once with debootstrap, kept in ~/.cache/bloomrs/debian13):
+# installed, loaded by Debian 13's packaged redis-server 8.0 and valkey-server 8.1 started from
+# their installed configuration, removed cleanly (scripts/package/debian13.sh).
+package-test-debian13: deps
+	CARGO="$(CARGO)" scripts/package/debian13.sh
 
 # Two cold builds of the current commit in fresh clones at different paths: the same bytes.
 package-repro: deps

@@ -23,6 +23,7 @@
 #                 what `make package` and the package test run (on Debian/Ubuntu only, where
 #                 dpkg exists): dpkg-deb builds the package, dpkg-shlibdeps names its library
 #                 dependencies (Debian: dpkg-dev), lintian checks it.
+#   debootstrap   makes the Debian 13 root the Debian 13 package test installs the package in.
 #
 # Usage:
 #   scripts/install-deps.sh                 detect, install what is missing (root or sudo)
@@ -165,6 +166,7 @@ probe() {
         dpkg-deb) probe_binary dpkg-deb "Debian 'dpkg-deb'" 1 ;;
         dpkg-shlibdeps) probe_binary dpkg-shlibdeps "Debian dpkg-shlibdeps" 1 ;;
         lintian) probe_binary lintian "Lintian" 2 ;;
+        debootstrap) probe_debootstrap ;;
         *)
             echo "unknown dependency: $1" >&2
             return 2
@@ -184,6 +186,7 @@ package_of() {
         dpkg-shlibdeps) echo dpkg-dev ;;
         lintian) echo lintian ;;
         build-tools) echo build-essential pkg-config ;;
+        debootstrap) echo debootstrap ;;
     esac
 }
 
@@ -228,6 +231,19 @@ probe_built() {
         return 1
     fi
     echo "present: $found"
+}
+
+# debootstrap (the Debian 13 package test) with a script for trixie.
+probe_debootstrap() {
+    if ! command -v debootstrap >/dev/null 2>&1; then
+        echo "missing: debootstrap is not on PATH"
+        return 1
+    fi
+    if [ ! -e /usr/share/debootstrap/scripts/trixie ]; then
+        echo "missing: this debootstrap has no script for trixie"
+        return 1
+    fi
+    echo "present: debootstrap $(debootstrap --version 2>/dev/null | awk '{print $2}')"
 }
 
 # make, a C compiler and pkg-config, by running them.
@@ -428,7 +444,7 @@ main() {
     done
     # The package build and test, where packages are dpkg's.
     if command -v dpkg >/dev/null 2>&1; then
-        deps+=(dpkg-deb dpkg-shlibdeps lintian)
+        deps+=(dpkg-deb dpkg-shlibdeps lintian debootstrap)
     fi
 
     local why packages missing=() backports=()
