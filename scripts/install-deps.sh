@@ -330,7 +330,7 @@ build_server() {
         echo "URIs: $uri"
         echo "Suites: trixie"
         echo "Components: main"
-        [ -n "$signed" ] && echo "Signed-By: $signed"
+        if [ -n "$signed" ]; then echo "Signed-By: $signed"; fi
     } >"$work/state/trixie.sources"
     echo "building $source from Debian 13's source package into $(server_cache) (about 5 minutes)"
     trixie_apt "$work/state" update >"$work/apt.log" 2>&1 || {
@@ -340,7 +340,7 @@ build_server() {
     }
     # The .orig tarball is what matters; a missing .dsc on the mirror is not fatal.
     (cd "$work/src" && trixie_apt "$work/state" source --download-only "$source") >>"$work/apt.log" 2>&1 || true
-    tarball="$(ls "$work/src/${source}_"*.orig.tar.* 2>/dev/null | head -n 1)"
+    tarball="$(ls "$work/src/${source}_"*.orig.tar.* 2>/dev/null | head -n 1 || true)"
     if [ -z "$tarball" ]; then
         cat "$work/apt.log" >&2
         echo "error: trixie's $source source tarball did not download" >&2

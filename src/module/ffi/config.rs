@@ -77,10 +77,7 @@ unsafe extern "C" fn set_error_rate(
     match settings::parse_error_rate(text) {
         Ok(rate) => {
             settings::set_bf_error_rate(rate);
-            let old = ERROR_RATE_TEXT.swap(new_string(text), Ordering::Relaxed);
-            if !old.is_null() {
-                api!(RedisModule_FreeString)(null_mut(), old);
-            }
+            show(&ERROR_RATE_TEXT, text);
             raw::REDISMODULE_OK as c_int
         }
         Err(reason) => set_error(err, reason),
@@ -108,7 +105,7 @@ unsafe extern "C" fn set_compact(
 /// The text each integer unprefixed configuration last showed, owned here (Redis copies it).
 static SHOWN: [AtomicPtr<raw::RedisModuleString>; 8] = [const { AtomicPtr::new(null_mut()) }; 8];
 
-/// Hands Redis a new string to copy, freeing the one it copied last time from `slot`.
+/// Makes `text` what `slot` holds for Redis to copy (CONFIG GET), freeing the string it held.
 fn show(slot: &AtomicPtr<raw::RedisModuleString>, text: &[u8]) -> *mut raw::RedisModuleString {
     let string = new_string(text);
     let old = slot.swap(string, Ordering::Relaxed);
@@ -168,14 +165,13 @@ unsafe extern "C" fn set_unprefixed(
     match settings::set_unprefixed(u, parse_number(u, value)) {
         Ok(shown) => {
             if matches!(u.target, Target::ErrorRate) {
-                let text = match &shown {
-                    Shown::AsGiven => string_bytes(value),
-                    Shown::Text(text) => text.as_bytes(),
-                };
-                let old = ERROR_RATE_TEXT.swap(new_string(text), Ordering::Relaxed);
-                if !old.is_null() {
-                    api!(RedisModule_FreeString)(null_mut(), old);
-                }
+                show(
+                    &ERROR_RATE_TEXT,
+                    match &shown {
+                        Shown::AsGiven => string_bytes(value),
+                        Shown::Text(text) => text.as_bytes(),
+                    },
+                );
             }
             raw::REDISMODULE_OK as c_int
         }
@@ -234,8 +230,7 @@ fn register_unprefixed(ctx: RawCtx, string: StringConfig) -> Result<bool, String
     if !may_have_unprefixed(ctx) {
         return Ok(false);
     }
-    let rate = default_text(&UNPREFIXED[0]);
-    ERROR_RATE_TEXT.store(new_string(rate.as_bytes()), Ordering::Relaxed);
+    show(&ERROR_RATE_TEXT, default_text(&UNPREFIXED[0]).as_bytes());
     for (at, u) in UNPREFIXED.iter().enumerate() {
         let default = format!("{}\0", default_text(u));
         // SAFETY: a static name and the setting's index as private data; Redis copies the
@@ -341,7 +336,7 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
 /// `bf.bf-error-rate` where the server has no unprefixed names.
 fn register_error_rate(ctx: RawCtx, string: StringConfig) -> Result<(), String> {
     let default = format!("{:?}", settings::bf_error_rate());
-    ERROR_RATE_TEXT.store(new_string(default.as_bytes()), Ordering::Relaxed);
+    show(&ERROR_RATE_TEXT, default.as_bytes());
     let default = format!("{default}\0");
     // SAFETY: as above; the default text is copied by Redis, which then calls `set_error_rate`.
     let status = unsafe {
