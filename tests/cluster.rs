@@ -1,7 +1,9 @@
 //! Redis Cluster: three primaries on loopback, every BF./CF. command driven through a
 //! cluster-aware client to keys spread over all slots (answers compared with a standalone
 //! server running the same commands), then a slot holding filters moves to another node with
-//! MIGRATE (DUMP/RESTORE) and every filter answers identically.
+//! MIGRATE (DUMP/RESTORE) and every filter answers identically. And one logical filter split
+//! over keys on different slots (docs/cluster-split.md): each item in exactly one key, chosen
+//! by the CRC16 the cluster itself uses.
 pub mod common;
 
 use common::*;
@@ -125,8 +127,8 @@ fn state(call: &mut dyn FnMut(&[String]) -> Reply) -> Vec<Reply> {
     out
 }
 
-#[test]
-fn filters_in_a_three_node_cluster() {
+/// Three primaries on loopback holding all 16384 slots, once every node reports the cluster ok.
+fn start_cluster() -> Vec<Server> {
     let config = [
         "--cluster-enabled",
         "yes",
@@ -149,6 +151,12 @@ fn filters_in_a_three_node_cluster() {
         .unwrap();
     assert!(status.success());
     wait_cluster_ok(&nodes);
+    nodes
+}
+
+#[test]
+fn filters_in_a_three_node_cluster() {
+    let nodes = start_cluster();
 
     let standalone = Server::start();
     let mut single = standalone.client();
@@ -259,4 +267,162 @@ fn filters_in_a_three_node_cluster() {
     assert_eq!(state(&mut |args| fresh.call(args)), before);
     assert_eq!(fresh.call(&["BF.EXISTS", "{user7}:seen", "item29"]), Int(1));
     assert_eq!(fresh.call(&["CF.COUNT", "{user7}:cf", "item29"]), Int(1));
+}
+
+/// CRC16/XMODEM (polynomial 0x1021, initial value 0): the function Redis Cluster hashes key
+/// names with (`CLUSTER KEYSLOT` is it modulo 16384, on a key's hash tag if it has one).
+fn crc16(bytes: &[u8]) -> u16 {
+    let mut crc = 0u16;
+    for &byte in bytes {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 == 0 {
+                crc << 1
+            } else {
+                (crc << 1) ^ 0x1021
+            };
+        }
+    }
+    crc
+}
+
+const SLOTS: usize = 16384;
+
+/// The part (of `parts`) an item belongs to: the share of the slot range its slot is in.
+fn part_of(item: &[u8], parts: usize) -> usize {
+    usize::from(crc16(item)) % SLOTS * parts / SLOTS
+}
+
+/// The key of part `part` of the logical filter `name`: its hash tag is the first decimal
+/// number whose slot lies in the part's share of the slot range, so the keys land on distinct
+/// slots spread over the range (and the nodes holding it).
+fn part_key(name: &str, part: usize, parts: usize) -> String {
+    let tag = (0u64..)
+        .map(|n| n.to_string())
+        .find(|tag| part_of(tag.as_bytes(), parts) == part)
+        .unwrap();
+    format!("{name}:{{{tag}}}")
+}
+
+/// The port of the node owning `slot` (CLUSTER SLOTS).
+fn owner(c: &mut Client, slot: i64) -> u16 {
+    call!(c, "CLUSTER", "SLOTS")
+        .array()
+        .iter()
+        .find_map(|range| {
+            let range = range.array();
+            (range[0].int()..=range[1].int())
+                .contains(&slot)
+                .then(|| range[2].array()[1].int() as u16)
+        })
+        .unwrap()
+}
+
+/// `command key item...` for every item, with the items grouped by their part's key in
+/// batches of a thousand, pipelined to the key's node; how many replies are 1.
+fn split_command(
+    nodes: &mut HashMap<u16, Client>,
+    parts: &[(String, u16)],
+    command: &str,
+    items: &[String],
+) -> usize {
+    let mut grouped = vec![Vec::new(); parts.len()];
+    for item in items {
+        grouped[part_of(item.as_bytes(), parts.len())].push(item.as_str());
+    }
+    let mut ones = 0;
+    for ((key, port), group) in parts.iter().zip(&grouped) {
+        let client = nodes.get_mut(port).unwrap();
+        let batches: Vec<&[&str]> = group.chunks(1000).collect();
+        for window in batches.chunks(32) {
+            for batch in window {
+                let mut args = vec![command, key.as_str()];
+                args.extend_from_slice(batch);
+                client.send(&args);
+            }
+            for _ in window {
+                ones += client
+                    .read()
+                    .array()
+                    .iter()
+                    .filter(|r| **r == Int(1))
+                    .count();
+            }
+        }
+    }
+    ones
+}
+
+#[test]
+fn one_filter_split_over_the_cluster() {
+    const PARTS: usize = 16;
+    const ITEMS: usize = 1_000_000;
+    const ERROR: f64 = 0.01;
+    let nodes = start_cluster();
+    let mut c = nodes[0].client();
+    // The test's CRC16 is the cluster's.
+    for key in ["", "a", "item:1", "123456789", "seen:part"] {
+        let slot = i64::from(crc16(key.as_bytes())) % SLOTS as i64;
+        assert_eq!(call!(c, "CLUSTER", "KEYSLOT", key), Int(slot), "{key}");
+    }
+    let parts: Vec<(String, u16)> = (0..PARTS)
+        .map(|part| {
+            let key = part_key("seen", part, PARTS);
+            let slot = call!(c, "CLUSTER", "KEYSLOT", key.as_str()).int();
+            assert_eq!(slot as usize * PARTS / SLOTS, part, "{key}");
+            let port = owner(&mut c, slot);
+            (key, port)
+        })
+        .collect();
+    let ports: std::collections::BTreeSet<u16> = parts.iter().map(|(_, port)| *port).collect();
+    assert_eq!(
+        ports.len(),
+        3,
+        "the parts are spread over every node: {parts:?}"
+    );
+    let mut clients: HashMap<u16, Client> = ports
+        .iter()
+        .map(|&port| (port, Client::connect(port)))
+        .collect();
+
+    // Each part expects a binomial share of the items: reserved for its mean plus four
+    // standard deviations, none outgrows its first link, so each keeps the requested rate.
+    let share = (ITEMS / PARTS) as f64;
+    let capacity = (share + 4.0 * share.sqrt()).ceil().to_string();
+    for (key, port) in &parts {
+        let reply = clients.get_mut(port).unwrap().call(&[
+            "BF.RESERVE",
+            key.as_str(),
+            "0.01",
+            capacity.as_str(),
+        ]);
+        assert_eq!(reply, ok(), "{key}");
+    }
+    let added: Vec<String> = (0..ITEMS).map(|i| format!("item:{i}")).collect();
+    let absent: Vec<String> = (0..ITEMS).map(|i| format!("absent:{i}")).collect();
+    let new = split_command(&mut clients, &parts, "BF.MADD", &added);
+    let mut inserted = 0;
+    for (key, port) in &parts {
+        let info = call!(clients.get_mut(port).unwrap(), "BF.INFO", key.as_str()).array();
+        assert_eq!(info[5], Int(1), "{key} grew a second link");
+        assert!(info[7].int() as f64 > share * 0.9, "{key}: {info:?}");
+        inserted += info[7].int() as usize;
+    }
+    assert_eq!(inserted, new);
+
+    // No false negatives; the union's false-positive rate is each part's (an absent item is
+    // looked up in one part only): within the requested rate plus three standard deviations
+    // of the count over a million probes.
+    assert_eq!(
+        split_command(&mut clients, &parts, "BF.MEXISTS", &added),
+        ITEMS
+    );
+    let false_positives = split_command(&mut clients, &parts, "BF.MEXISTS", &absent);
+    let expected = ITEMS as f64 * ERROR;
+    let bound = expected + 3.0 * (expected * (1.0 - ERROR)).sqrt();
+    eprintln!("split filter: {false_positives} false positives in {ITEMS} probes");
+    assert!(
+        (false_positives as f64) <= bound,
+        "{false_positives} false positives in {ITEMS} probes (bound {bound:.0})"
+    );
 }

@@ -16,10 +16,17 @@
 #                    with and without 80% idle users (compact filters next to the tiers and the
 #                    sparse start), and the time-stepped run again with compact filters next to
 #                    the windowed ones (--compact, feed_forget-compact.json)
+#   bigvalues.py     big values do not block: the longest single command (creation, growth,
+#                    SCANDUMP chunk, DUMP, COPY, UNLINK, DEL) on a 100M-item filter of each kind,
+#                    next to RedisBloom's when --redisbloom is given
+#   migration.py     the longest pause a client sees while a 100M-item filter moves between
+#                    two cluster nodes, as one key and split into 64 (docs/cluster-split.md)
 # and prints the tables of the README and docs/ from the JSON (tables.py).
-# Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
+# Usage: scripts/bench/run.sh [--quick] [--module PATH] [--redisbloom PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios
+#   --redisbloom PATH  a RedisBloom 2.8 build for bigvalues.py's comparison
+#   (--quick runs bigvalues.py and migration.py at 10M items instead of 100M)
 #   --users N      users in the feed simulation (default 100,000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,11 +37,15 @@ sparse_args=()
 forget_args=(--days 90 --window-days 30)
 counting_args=()
 compact_args=()
+big_args=()
+redisbloom=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
-            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick) ;;
+            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick)
+            big_args+=(--items 10000000) ;;
         --module) stats_args+=(--module "$2"); shift ;;
+        --redisbloom) redisbloom=(--redisbloom "$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
     esac
@@ -74,5 +85,8 @@ feed_with_sparse docs/bench/feed_dedup-compact.json --compact --idle-share 0
 feed_with_sparse docs/bench/feed_dedup-compact-idle.json --compact --idle-share 0.8
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
     --out docs/bench/feed_forget-compact.json
+echo "== big values (scripts/bench/bigvalues.py, migration.py)"
+"$python" scripts/bench/bigvalues.py --bloomrs "$module" "${big_args[@]}" "${redisbloom[@]}"
+"$python" scripts/bench/migration.py --bloomrs "$module" "${big_args[@]}"
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py

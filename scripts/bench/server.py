@@ -27,19 +27,24 @@ def module_parser(doc):
 START_TIMEOUT_S = 10
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port(highest=65535):
+    """A TCP port on 127.0.0.1 that nothing listens on right now, at most `highest`."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port <= highest:
+            return port
 
 
 class RedisServer:
-    """redis-server with an optional module loaded; `client` is a redis-py client to it."""
+    """redis-server with an optional module loaded; `client` is a redis-py client to it.
+    `config` are extra `--name value` settings (e.g. cluster mode)."""
 
-    def __init__(self, module=None, module_args=()):
+    def __init__(self, module=None, module_args=(), config=()):
         self.module = module
         self.module_args = list(module_args)
+        self.config = list(config)
         self.port = None
         self.dir = None
         self.process = None
@@ -47,10 +52,11 @@ class RedisServer:
 
     def __enter__(self):
         self.dir = tempfile.mkdtemp(prefix="bloomrs-bench-")
-        self.port = free_port()
+        # A cluster node also listens on its port + 10000 (the cluster bus).
+        self.port = free_port(55535 if "--cluster-enabled" in self.config else 65535)
         cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", self.dir,
-               "--logfile", os.path.join(self.dir, "redis.log")]
+               "--logfile", os.path.join(self.dir, "redis.log"), *self.config]
         if self.module:
             cmd += ["--loadmodule", os.path.abspath(self.module), *self.module_args]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)

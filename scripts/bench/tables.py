@@ -291,6 +291,39 @@ def compact_tables(data):
     return "\n\n".join(out)
 
 
+BIG_COMMANDS = ["create", "grow", "scandump", "dump", "copy", "unlink", "del-lazy", "del-sync"]
+
+
+def bigvalues_table(data):
+    """bigvalues.py: one row per filter, the server time (ms) of each command on it."""
+    lines = ["| filter (MEMORY USAGE) | " + " | ".join(BIG_COMMANDS) + " | longest fill MADD |",
+             "|---|" + "---:|" * (len(BIG_COMMANDS) + 1)]
+    for name, figures in data["filters"].items():
+        cells = []
+        for command in BIG_COMMANDS:
+            us = figures.get(command, {}).get("us")
+            cells.append("n/a" if us is None else f"{us / 1000:,.3f}")
+        madd = figures.get("filled", {}).get("longest_madd_us")
+        cells.append("—" if madd is None else f"{madd / 1000:,.1f}")
+        size = f"{figures['memory_usage'] / 2**20:.0f} MiB"
+        lines.append(f"| {name} ({size}) | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def migration_table(data):
+    """migration.py: the longest pause a client saw while the filter moved, per layout."""
+    lines = ["| layout | key size | longest client pause | longest MIGRATE | median MIGRATE "
+             "| all slots moved in |", "|---|---:|---:|---:|---:|---:|"]
+    for name, r in data["layouts"].items():
+        moves = sorted(m for m in r["migrate_us"] if m is not None)
+        median = moves[len(moves) // 2] / 1000 if moves else float("nan")
+        lines.append(f"| {name} | {r['key_bytes'] / 2**20:.1f} MiB "
+                     f"| {r['client']['longest_ms']:,.1f} ms "
+                     f"| {r['longest_migrate_us'] / 1000:,.1f} ms | {median:,.1f} ms "
+                     f"| {r['total_s']:.1f} s |")
+    return "\n".join(lines)
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "docs/bench"
     for name in ("commandstats.json", "commandstats-grown.json"):
@@ -313,6 +346,14 @@ def main():
         data = _load(compact)
         print(f"compact.json: compact Bloom filters — {machine_line(data['machine'])}\n")
         print(compact_tables(data), "\n")
+    for name, title, table in [("bigvalues.json", "the longest single command", bigvalues_table),
+                               ("migration.json", "moving a filter between cluster nodes",
+                                migration_table)]:
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            data = _load(path)
+            print(f"{name}: {title}, {data['items']:,} items — {machine_line(data['machine'])}\n")
+            print(table(data), "\n")
     for name in sorted(os.listdir(folder)):
         if not (name.startswith("feed") and name.endswith(".json")):
             continue

@@ -34,6 +34,24 @@ pub(crate) fn prefetch(ptr: *const u8) {
     let _ = ptr;
 }
 
+/// `len` zero bytes, or None if the allocator refuses them. The memory is asked zeroed of the
+/// allocator, which serves a large block with pages fresh from the kernel and writes none of
+/// them: creating a big filter does not stall the server zeroing it, and its memory appears as
+/// items are added. Callers check the size against the memory limits first.
+pub(crate) fn zeroed_array(len: usize) -> Option<Box<[u8]>> {
+    if len == 0 {
+        return Some(Box::default());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).ok()?;
+    // SAFETY: the layout has a non-zero size; a non-null block from the global allocator with
+    // the layout of `[u8; len]` holds `len` initialized (zero) bytes, which the box owns and
+    // frees with that same layout.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout);
+        (!ptr.is_null()).then(|| Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)))
+    }
+}
+
 /// Chain option bits, as stored in headers and RDB values.
 pub const OPT_NOROUND: u32 = 1;
 pub const OPT_ENTS_IS_BITS: u32 = 2;
@@ -160,17 +178,8 @@ impl<C: Cells> Link<C> {
     /// Allocates the zeroed array of a shape whose size the caller has checked.
     pub fn allocate(shape: &LinkShape, force64: bool) -> Result<Self, LinkError> {
         let bytes = usize::try_from(shape.bytes).map_err(|_| LinkError::TooLarge)?;
-        let mut array = Vec::new();
-        array
-            .try_reserve_exact(bytes)
-            .map_err(|_| LinkError::TooLarge)?;
-        array.resize(bytes, 0);
-        Ok(Self::from_parts(
-            shape,
-            force64,
-            0,
-            array.into_boxed_slice(),
-        ))
+        let array = zeroed_array(bytes).ok_or(LinkError::TooLarge)?;
+        Ok(Self::from_parts(shape, force64, 0, array))
     }
 
     /// Builds a link around an existing bit array (loaded from a dump).
@@ -321,6 +330,15 @@ pub fn validate_shape<C: Cells>(shape: &LinkShape) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeroed_arrays_are_zero_or_refused() {
+        assert_eq!(zeroed_array(0).as_deref(), Some(&[][..]));
+        let array = zeroed_array(1 << 20).unwrap();
+        assert!(array.len() == 1 << 20 && array.iter().all(|&b| b == 0));
+        // Past isize::MAX there is no layout to ask for.
+        assert!(zeroed_array(usize::MAX).is_none());
+    }
 
     fn noround(entries: u64, error: f64) -> LinkShape {
         LinkShape::new(entries, error, OPT_NOROUND | OPT_FORCE64).unwrap()

@@ -30,9 +30,9 @@ use types::cuckoo::CUCKOO_TYPE;
 // Redis's allocator, so MEMORY USAGE and INFO memory see the filters, counted for the
 // `bf_module_allocations` INFO field; unit tests run without a server on the system allocator.
 #[cfg(not(test))]
-type Allocator = stats::Counting<redis_module::alloc::RedisAlloc>;
+type Allocator = stats::Counting<ffi::alloc::ServerAlloc>;
 #[cfg(not(test))]
-const ALLOCATOR: Allocator = stats::Counting(redis_module::alloc::RedisAlloc);
+const ALLOCATOR: Allocator = stats::Counting(ffi::alloc::ServerAlloc);
 #[cfg(test)]
 type Allocator = stats::Counting<std::alloc::System>;
 #[cfg(test)]

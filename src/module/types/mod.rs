@@ -55,17 +55,23 @@ const fn methods(c: Callbacks) -> raw::RedisModuleTypeMethods {
 
 /// How much work freeing a value is, in Redis's units (about one per allocation): a value
 /// above 64 is freed by a background thread on UNLINK / lazy free, so large filters never
-/// stall the server. One unit per 64 KiB plus one per sub-filter.
+/// stall the server. One unit per 64 KiB plus one per sub-filter, and at least one: Redis
+/// reads 0 as "unknown" and frees such a value in the background too, which for a small
+/// value costs more than freeing it at once.
 ///
 /// # Safety
 /// Called by Redis with a value of the type that stores `T`.
 unsafe extern "C" fn free_effort<T: Measured>(_key: RawString, value: *const c_void) -> usize {
     guard(1, || {
-        value_ref::<T>(value).map_or(1, |v| {
-            let m = v.measure();
-            usize::try_from((m.bytes >> 16) + m.filters).unwrap_or(usize::MAX)
-        })
+        value_ref::<T>(value).map_or(1, |v| effort(v.measure()))
     })
+}
+
+/// The free effort of a value measured as `m` (see [`free_effort`]).
+fn effort(m: stats::Measure) -> usize {
+    usize::try_from((m.bytes >> 16) + m.filters)
+        .unwrap_or(usize::MAX)
+        .max(1)
 }
 
 /// What the shared callbacks need from a filter type.
