@@ -3,7 +3,10 @@
 # and the tarball into dist/, `make install` installs the module.
 CARGO ?= cargo
 PORT ?= 6379
-# redis, valkey, or empty for both (make test; install-deps reads it too).
+# Which servers `make test` runs the integration suite on: redis (Redis 7.0), valkey (Valkey 8.0),
+# redis8 (Redis 8.0.x), valkey81 (Valkey 8.1.x), several separated by commas, or empty for all
+# four. install-deps reads it too: redis8 and valkey81 are built from Debian 13's source
+# packages into ~/.cache/bloomrs/servers once, then reused.
 SERVER ?=
 export SERVER
 # `make install`: the module goes to $(DESTDIR)$(PREFIX)/lib/redis/modules/bloomrs.so, with a
@@ -11,7 +14,7 @@ export SERVER
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-repro install
+.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-repro install
 
 all: build
 
@@ -25,9 +28,9 @@ run: build
 	PORT=$(PORT) scripts/run.sh
 
 # Unit tests of the pure core, then the integration tests with the freshly built module against
-# each server: Redis (redis-server) and Valkey (valkey-server), one summary line each.
-# SERVER=redis or SERVER=valkey runs the integration suite on one of them. Where dpkg-deb is
-# present, the package test follows.
+# each server: Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1, one summary line each.
+# SERVER=redis8 (etc.) runs the integration suite on one of them. Where dpkg-deb is present,
+# the package test follows.
 test: build
 	$(CARGO) build --release --features fault-injection --target-dir target/fault-injection
 	$(CARGO) test --release --lib
@@ -41,9 +44,19 @@ package: deps
 
 # Builds the package twice (same bytes), runs lintian, installs it with dpkg and starts the
 # packaged servers with their own configuration, removes it, and loads the tarball's module;
-# puts the machine back as it was (scripts/package/test.sh).
+# puts the machine back as it was (scripts/package/test.sh). Then, as root with debootstrap,
+# the same package in a Debian 13 root with Debian 13's own redis-server 8.0 and valkey-server 8.1.
 package-test: deps
 	CARGO="$(CARGO)" scripts/package/test.sh
+	@if [ "$$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null 2>&1; then \
+	CARGO="$(CARGO)" scripts/package/debian13.sh; \
+	else echo "not root or no debootstrap: the Debian 13 package test not run"; fi
+
+# The package in a Debian 13 root (made once with debootstrap, kept in ~/.cache/bloomrs/debian13):
+# installed, loaded by Debian 13's packaged redis-server 8.0 and valkey-server 8.1 started from
+# their installed configuration, removed cleanly (scripts/package/debian13.sh).
+package-test-debian13: deps
+	CARGO="$(CARGO)" scripts/package/debian13.sh
 
 # Two cold builds of the current commit in fresh clones at different paths: the same bytes.
 package-repro: deps

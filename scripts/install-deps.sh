@@ -11,17 +11,30 @@
 #   valkey-server the second server of the integration suite: Valkey 8 or newer. Debian 12 has
 #                 it in its bookworm-backports suite, which this script adds when needed by
 #                 reusing the system's own Debian source entry.
+#   redis8, valkey81
+#                 Debian 13's Redis 8.0 and Valkey 8.1, the third and fourth servers of the
+#                 integration suite. Their packaged binaries need a newer glibc than Debian 12
+#                 has, so this script builds them from Debian 13's source packages into a cache
+#                 outside the checkout (see "Debian 13's servers" below); a build counts only
+#                 if its binary's --version names the right server and series.
+#   build-tools   what building those needs: make, a C compiler, pkg-config (Debian:
+#                 build-essential, pkg-config).
 #   dpkg-deb, dpkg-shlibdeps, lintian
 #                 what `make package` and the package test run (on Debian/Ubuntu only, where
 #                 dpkg exists): dpkg-deb builds the package, dpkg-shlibdeps names its library
 #                 dependencies (Debian: dpkg-dev), lintian checks it.
+#   debootstrap   makes the Debian 13 root the Debian 13 package test installs the package in.
 #
 # Usage:
 #   scripts/install-deps.sh                 detect, install what is missing (root or sudo)
 #   scripts/install-deps.sh --check         detect only; exit 1 if something is missing
 #   scripts/install-deps.sh --probe NAME    detect one dependency; prints "present: ..." or
 #                                           "missing: <why>" and exits 0 or 1
-# SERVER=redis or SERVER=valkey limits the servers to the one the tests will use.
+#   scripts/install-deps.sh --server NAME   prints the server binary of SERVER value NAME
+#                                           (redis, valkey, redis8, valkey81); exits 1 if absent
+# SERVER=redis, valkey, redis8 or valkey81 (or several, separated by spaces or commas) limits
+# the servers to the ones the tests will use; empty or "all" means all four.
+# BLOOMRS_SERVER_CACHE=DIR puts the built servers there instead of the default cache.
 # DEPS_ROOT=DIR makes the library probe look under DIR instead of / and skips the package
 # manager (the detection test uses it).
 set -euo pipefail
@@ -147,10 +160,13 @@ probe() {
         redis-cli) probe_binary redis-cli "redis-cli" 7 && probe_binary redis-benchmark "redis-benchmark" 7 ;;
         valkey-server) probe_binary valkey-server "Valkey server" 8 ;;
         valkey-cli) probe_binary valkey-cli "valkey-cli" 8 ;;
+        redis8 | valkey81) probe_built "$1" ;;
+        build-tools) probe_build_tools ;;
         cargo) probe_binary cargo "cargo" 1 ;;
         dpkg-deb) probe_binary dpkg-deb "Debian 'dpkg-deb'" 1 ;;
         dpkg-shlibdeps) probe_binary dpkg-shlibdeps "Debian dpkg-shlibdeps" 1 ;;
         lintian) probe_binary lintian "Lintian" 2 ;;
+        debootstrap) probe_debootstrap ;;
         *)
             echo "unknown dependency: $1" >&2
             return 2
@@ -169,7 +185,186 @@ package_of() {
         dpkg-deb) echo dpkg ;;
         dpkg-shlibdeps) echo dpkg-dev ;;
         lintian) echo lintian ;;
+        build-tools) echo build-essential pkg-config ;;
+        debootstrap) echo debootstrap ;;
     esac
+}
+
+# --- Debian 13's servers, built from source -------------------------------------------------
+
+# Debian 13 (trixie) ships Redis 8.0 and Valkey 8.1, whose binaries need a newer glibc than
+# Debian 12 has. They are built here from Debian 13's own source packages (the upstream tarball
+# inside, with the upstream make) into a cache outside the checkout that later runs reuse:
+# $BLOOMRS_SERVER_CACHE, by default ${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/servers, one
+# directory per server and version (redis-8.0.2/bin/redis-server, valkey-8.1.1/bin/valkey-server).
+server_cache() {
+    echo "${BLOOMRS_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/servers}"
+}
+
+# What each built server is: source package, binary, the product and the major.minor its
+# --version must say.
+built_source() { case "$1" in redis8) echo redis ;; valkey81) echo valkey ;; esac; }
+built_binary() { case "$1" in redis8) echo redis-server ;; valkey81) echo valkey-server ;; esac; }
+built_product() { case "$1" in redis8) echo "Redis server" ;; valkey81) echo "Valkey server" ;; esac; }
+built_series() { case "$1" in redis8) echo 8.0 ;; valkey81) echo 8.1 ;; esac; }
+
+# probe_built NAME: the newest cached build of NAME whose binary says it is the right product
+# and series. Prints "present: PATH VERSION".
+probe_built() {
+    local name="$1" source binary product series dir out version found=""
+    source="$(built_source "$name")"
+    binary="$(built_binary "$name")"
+    product="$(built_product "$name")"
+    series="$(built_series "$name")"
+    shopt -s nullglob
+    for dir in "$(server_cache)/$source-$series".*; do
+        [ -x "$dir/bin/$binary" ] || continue
+        out="$("$dir/bin/$binary" --version 2>&1)" || continue
+        version="$(version_of "$out")"
+        if [[ "$out" == "$product"* && "$version" == "$series".* ]]; then
+            found="$dir/bin/$binary $version"
+        fi
+    done
+    shopt -u nullglob
+    if [ -z "$found" ]; then
+        echo "missing: no $product $series.x built in $(server_cache) (scripts/install-deps.sh builds it from Debian 13's source package)"
+        return 1
+    fi
+    echo "present: $found"
+}
+
+# debootstrap (the Debian 13 package test) with a script for trixie.
+probe_debootstrap() {
+    if ! command -v debootstrap >/dev/null 2>&1; then
+        echo "missing: debootstrap is not on PATH"
+        return 1
+    fi
+    if [ ! -e /usr/share/debootstrap/scripts/trixie ]; then
+        echo "missing: this debootstrap has no script for trixie"
+        return 1
+    fi
+    echo "present: debootstrap $(debootstrap --version 2>/dev/null | awk '{print $2}')"
+}
+
+# make, a C compiler and pkg-config, by running them.
+probe_build_tools() {
+    local tool
+    for tool in make cc pkg-config tar; do
+        if ! "$tool" --version >/dev/null 2>&1; then
+            echo "missing: $tool does not run (Debian: build-essential pkg-config)"
+            return 1
+        fi
+    done
+    echo "present: make, cc, pkg-config"
+}
+
+# The binary of a SERVER value: redis, valkey, redis8, valkey81.
+server_path() {
+    local why
+    case "$1" in
+        redis) command -v redis-server ;;
+        valkey) command -v valkey-server ;;
+        redis8 | valkey81)
+            why="$(probe_built "$1")" || return 1
+            why="${why#present: }"
+            echo "${why% *}"
+            ;;
+        *)
+            echo "unknown server: $1 (redis, valkey, redis8, valkey81)" >&2
+            return 2
+            ;;
+    esac
+}
+
+# The system's Debian mirror, from its own source entry: no host name is written here.
+debian_uri() {
+    local src=/etc/apt/sources.list.d/debian.sources
+    [ -f "$src" ] || return 1
+    awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' "$src"
+}
+
+debian_signed_by() {
+    awk '/^Signed-By:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null
+}
+
+# trixie_apt STATE ARGS...: apt-get on a private sources file for trixie's sources and private
+# state and cache directories under STATE, so the system's own apt state is untouched.
+trixie_apt() {
+    local state="$1"
+    shift
+    apt-get -q -o Dir::Etc::sourcelist="$state/trixie.sources" -o Dir::Etc::sourceparts=/nonexistent \
+        -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state/cache" \
+        -o Dir::State::status="$state/status" -o Debug::NoLocking=1 "$@"
+}
+
+# build_locked NAME: builds NAME unless another run built it meanwhile (one build at a time per
+# cache, so two test runs started together do not both build).
+build_locked() {
+    mkdir -p "$(server_cache)"
+    (
+        flock 9
+        probe_built "$1" >/dev/null || build_server "$1"
+    ) 9>"$(server_cache)/.lock"
+}
+
+# build_server NAME: downloads Debian 13's source package of NAME, builds its upstream tree with
+# the upstream make (vendored jemalloc, Lua and hiredis; no TLS, no systemd) and installs it
+# into the cache. Takes about 5 minutes per server on 2 cores.
+build_server() {
+    local name="$1" source binary uri signed work tarball version prefix
+    source="$(built_source "$name")"
+    binary="$(built_binary "$name")"
+    if ! uri="$(debian_uri)" || [ -z "$uri" ]; then
+        echo "error: no Debian URIs in /etc/apt/sources.list.d/debian.sources to fetch trixie's $source source from" >&2
+        return 1
+    fi
+    signed="$(debian_signed_by)"
+    mkdir -p "$(server_cache)"
+    # What a failed build left for its log.
+    rm -rf "$(server_cache)/.build-$source".*
+    work="$(mktemp -d "$(server_cache)/.build-$source.XXXXXX")"
+    mkdir -p "$work/state/lists/partial" "$work/state/cache/archives/partial" "$work/src"
+    : >"$work/state/status"
+    {
+        echo "Types: deb-src"
+        echo "URIs: $uri"
+        echo "Suites: trixie"
+        echo "Components: main"
+        if [ -n "$signed" ]; then echo "Signed-By: $signed"; fi
+    } >"$work/state/trixie.sources"
+    echo "building $source from Debian 13's source package into $(server_cache) (about 5 minutes)"
+    trixie_apt "$work/state" update >"$work/apt.log" 2>&1 || {
+        cat "$work/apt.log" >&2
+        echo "error: apt-get update of trixie's sources failed" >&2
+        return 1
+    }
+    # The .orig tarball is what matters; a missing .dsc on the mirror is not fatal.
+    (cd "$work/src" && trixie_apt "$work/state" source --download-only "$source") >>"$work/apt.log" 2>&1 || true
+    tarball="$(ls "$work/src/${source}_"*.orig.tar.* 2>/dev/null | head -n 1 || true)"
+    if [ -z "$tarball" ]; then
+        cat "$work/apt.log" >&2
+        echo "error: trixie's $source source tarball did not download" >&2
+        return 1
+    fi
+    version="$(basename "$tarball")"
+    version="${version#"${source}_"}"
+    version="${version%%.orig.tar.*}"
+    version="${version%%+*}"
+    mkdir "$work/tree"
+    tar -xf "$tarball" -C "$work/tree" --strip-components=1
+    prefix="$(server_cache)/$source-$version"
+    rm -rf "$prefix.tmp"
+    # One pass: `install` builds first, and a separate `make` would link the server twice.
+    if ! make -C "$work/tree" -j2 BUILD_TLS=no USE_SYSTEMD=no PREFIX="$prefix.tmp" install \
+        >"$work/build.log" 2>&1; then
+        tail -n 30 "$work/build.log" >&2
+        echo "error: building $source $version failed (log: $work/build.log)" >&2
+        return 1
+    fi
+    rm -rf "$prefix"
+    mv "$prefix.tmp" "$prefix"
+    rm -rf "$work"
+    echo "built $("$prefix/bin/$binary" --version)"
 }
 
 # --- installing ----------------------------------------------------------------------------
@@ -208,44 +403,98 @@ main() {
         probe "${2:?--probe needs a dependency name}"
         return
     fi
+    if [ "${1:-}" = "--server" ]; then
+        server_path "${2:?--server needs redis, valkey, redis8 or valkey81}"
+        return
+    fi
+    if [ "${1:-}" = "--build" ]; then
+        build_locked "${2:?--build needs redis8 or valkey81}"
+        return
+    fi
     local check_only=0
     [ "${1:-}" = "--check" ] && check_only=1
 
+    local dep
     if ! probe cargo >/dev/null; then
         echo "error: cargo is not installed; install a Rust toolchain (https://rustup.rs) first" >&2
         return 1
     fi
 
     local deps=(libclang redis-cli)
-    case "${SERVER:-all}" in
-        redis) deps+=(redis-server) ;;
-        valkey) deps+=(valkey-server) ;;
-        *) deps+=(redis-server valkey-server) ;;
-    esac
+    local built=() servers name
+    servers="${SERVER:-all}"
+    for name in ${servers//,/ }; do
+        case "$name" in
+            redis) deps+=(redis-server) ;;
+            valkey) deps+=(valkey-server) ;;
+            redis8) built+=(redis8) ;;
+            valkey81) built+=(valkey81) ;;
+            *)
+                deps+=(redis-server valkey-server)
+                built+=(redis8 valkey81)
+                ;;
+        esac
+    done
+    # The built servers need the build tools only when one is missing.
+    for dep in "${built[@]}"; do
+        if ! probe "$dep" >/dev/null; then
+            deps+=(build-tools)
+            break
+        fi
+    done
     # The package build and test, where packages are dpkg's.
     if command -v dpkg >/dev/null 2>&1; then
-        deps+=(dpkg-deb dpkg-shlibdeps lintian)
+        deps+=(dpkg-deb dpkg-shlibdeps lintian debootstrap)
     fi
 
-    local dep why missing=() backports=()
+    local why packages missing=() backports=()
     for dep in "${deps[@]}"; do
         if ! why="$(probe "$dep")"; then
             echo "$dep ${why}" >&2
             case "$dep" in
                 valkey-server) backports+=(valkey-server valkey-tools) ;;
-                *) missing+=("$(package_of "$dep")") ;;
+                *)
+                    read -ra packages <<<"$(package_of "$dep")"
+                    missing+=("${packages[@]}")
+                    ;;
             esac
         fi
     done
-    if [ ${#missing[@]} -eq 0 ] && [ ${#backports[@]} -eq 0 ]; then
-        return 0
-    fi
-    local wanted="${missing[*]} ${backports[*]}"
+    local unbuilt=()
+    for dep in "${built[@]}"; do
+        if ! why="$(probe "$dep")"; then
+            echo "$dep ${why}" >&2
+            unbuilt+=("$dep")
+        fi
+    done
     if [ "$check_only" -eq 1 ]; then
-        echo "missing packages: $wanted" >&2
-        return 1
+        local status=0
+        if [ ${#missing[@]} -gt 0 ] || [ ${#backports[@]} -gt 0 ]; then
+            echo "missing packages: ${missing[*]} ${backports[*]}" >&2
+            status=1
+        fi
+        if [ ${#unbuilt[@]} -gt 0 ]; then
+            echo "servers to build: ${unbuilt[*]}" >&2
+            status=1
+        fi
+        return "$status"
     fi
+    if [ ${#missing[@]} -gt 0 ] || [ ${#backports[@]} -gt 0 ]; then
+        install_packages "${deps[@]}" || return 1
+    fi
+    for dep in "${unbuilt[@]}"; do
+        build_locked "$dep" || return 1
+        why="$(probe "$dep")" || {
+            echo "error: the $dep build is not what it should be: $why" >&2
+            return 1
+        }
+    done
+}
 
+# install_packages DEPS...: apt-get installs what `missing` and `backports` name, then checks
+# every one of DEPS again.
+install_packages() {
+    local wanted="${missing[*]} ${backports[*]}"
     if [ "$(id -u)" -eq 0 ]; then
         sudo=()
     elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -271,8 +520,8 @@ main() {
         "${sudo[@]}" apt-get install -y -qq -t bookworm-backports "${backports[@]}" >/dev/null
     fi
     # Whatever was installed must now be the right thing.
-    local failed=0
-    for dep in "${deps[@]}"; do
+    local dep why failed=0
+    for dep in "$@"; do
         if ! why="$(probe "$dep")"; then
             echo "error: still missing after installing: $dep $why" >&2
             failed=1

@@ -171,3 +171,63 @@ fn a_binary_of_the_wrong_kind_is_missing() {
     assert!(!found, "{text}");
     assert!(text.contains("older than 8.0"), "{text}");
 }
+
+/// Runs `install-deps.sh ARGS` with `BLOOMRS_SERVER_CACHE` set to `cache`; (success, stdout).
+fn run_with_cache(cache: &Path, args: &[&str]) -> (bool, String) {
+    let output = Command::new("bash")
+        .arg(script())
+        .args(args)
+        .env("BLOOMRS_SERVER_CACHE", cache)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// Writes an executable script at `path` that prints `version` for `--version`.
+fn fake_server(path: &Path, version: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+    let status = Command::new("chmod").arg("+x").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_built_server_counts_by_what_its_binary_says() {
+    let tree = Tree::new("built", &[]);
+    let cache = tree.0.join("servers");
+    // Nothing built yet.
+    let (found, text) = run_with_cache(&cache, &["--probe", "redis8"]);
+    assert!(!found, "{text}");
+    assert!(
+        text.starts_with("missing: no Redis server 8.0.x built"),
+        "{text}"
+    );
+    // A Redis 8.0 build counts; --server names its binary.
+    let redis = cache.join("redis-8.0.2/bin/redis-server");
+    fake_server(
+        &redis,
+        "Redis server v=8.0.2 sha=00000000:1 malloc=jemalloc-5.3.0 bits=64",
+    );
+    let (found, text) = run_with_cache(&cache, &["--probe", "redis8"]);
+    assert!(found, "{text}");
+    assert_eq!(text, format!("present: {} 8.0.2\n", redis.display()));
+    let (found, text) = run_with_cache(&cache, &["--server", "redis8"]);
+    assert!(found, "{text}");
+    assert_eq!(text, format!("{}\n", redis.display()));
+    // A directory named like Valkey 8.1 whose binary is another version or program does not.
+    fake_server(
+        &cache.join("valkey-8.1.1/bin/valkey-server"),
+        "Valkey server v=8.0.1 sha=0",
+    );
+    fake_server(
+        &cache.join("valkey-8.1.2/bin/valkey-server"),
+        "Redis server v=8.1.2 sha=0",
+    );
+    let (found, text) = run_with_cache(&cache, &["--probe", "valkey81"]);
+    assert!(!found, "{text}");
+    let (found, _) = run_with_cache(&cache, &["--server", "valkey81"]);
+    assert!(!found);
+}

@@ -190,28 +190,57 @@ fn settings_are_module_configurations() {
         Array(vec![bulk("bf.bf-error-rate"), bulk("0.1")])
     );
 
-    // Each refused value: the setting, the value, and the reason the server gives.
+    // Each refused value: the setting, the value, and the reason the server gives. Where the
+    // server has unprefixed configurations (Redis 8), `bf.<name>` is the alias of RedisBloom 8's
+    // name and takes its ranges and texts (`tests/unprefixed_configs.rs`).
+    let rb8 = has_unprefixed_configs(&server_info(&mut c));
+    let by_server = |ours: &'static str, redisbloom8: &'static str| {
+        if rb8 {
+            redisbloom8
+        } else {
+            ours
+        }
+    };
     let refused = [
         (
             "bf.bf-error-rate",
             "1",
-            "error rate must be in the range (0, 1)",
+            by_server(
+                "error rate must be in the range (0, 1)",
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            ),
         ),
-        ("bf.bf-error-rate", "abc", "error rate must be a number"),
+        (
+            "bf.bf-error-rate",
+            "abc",
+            by_server(
+                "error rate must be a number",
+                "Invalid value for `bf-error-rate`",
+            ),
+        ),
         (
             "bf.cf-bucket-size",
             "256",
-            "argument must be between 1 and 255 inclusive",
+            by_server(
+                "argument must be between 1 and 255 inclusive",
+                "Value for `cf-bucket-size` must be in the range [1, 255]",
+            ),
         ),
         (
             "bf.cf-max-iterations",
             "0",
-            "argument must be between 1 and 65535 inclusive",
+            by_server(
+                "argument must be between 1 and 65535 inclusive",
+                "Value for `cf-max-iterations` must be in the range [1, 65535]",
+            ),
         ),
         (
             "bf.cf-initial-size",
             "3",
-            "cf-initial-size must be at least twice cf-bucket-size",
+            by_server(
+                "cf-initial-size must be at least twice cf-bucket-size",
+                "Value for `cf-initial-size` must be in the range [4, 1073741824]",
+            ),
         ),
         (
             "bf.max-filter-bytes",

@@ -38,6 +38,13 @@ impl ServerInfo {
     }
 }
 
+/// Whether the server has unprefixed module configurations (`REDISMODULE_CONFIG_UNPREFIXED`,
+/// Redis 8.0 onwards; no Valkey so far), where bloomrs registers RedisBloom 8's names
+/// (`bf-error-rate`, ...) with `bf.<name>` as their alias.
+pub fn has_unprefixed_configs(info: &ServerInfo) -> bool {
+    !info.is_valkey() && info.at_least(8, 0)
+}
+
 impl std::fmt::Display for ServerInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let [a, b, c] = self.version;

@@ -27,13 +27,64 @@ pub fn module_path() -> PathBuf {
     path
 }
 
-/// The server binary the tests start: `BLOOMRS_SERVER` (`redis-server` or `valkey-server`, a
-/// path also works), `redis-server` by default.
+/// The server binary the tests start: `BLOOMRS_SERVER` (`redis-server`, `valkey-server`, or the
+/// path of any server binary, such as the Redis 8.0 and Valkey 8.1 that `scripts/install-deps.sh`
+/// builds), `redis-server` by default.
 pub fn server_binary() -> String {
     std::env::var("BLOOMRS_SERVER")
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "redis-server".to_string())
+}
+
+/// Every server program present here, for the tests that move data between servers:
+/// `BLOOMRS_SERVERS` (binaries or paths separated by `:`, as `scripts/integration.sh` sets it),
+/// else `redis-server`, `valkey-server` and the servers `scripts/install-deps.sh` built into its
+/// cache (`BLOOMRS_SERVER_CACHE`, by default `$XDG_CACHE_HOME/bloomrs/servers` or
+/// `~/.cache/bloomrs/servers`); only those whose `--version` answers.
+pub fn all_servers() -> Vec<String> {
+    let listed = std::env::var("BLOOMRS_SERVERS")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let mut servers: Vec<String> = match listed {
+        Some(list) => list.split(':').map(str::to_string).collect(),
+        None => {
+            let mut found = vec!["redis-server".to_string(), "valkey-server".to_string()];
+            found.extend(cached_servers());
+            found
+        }
+    };
+    servers.retain(|binary| installed(binary));
+    servers.dedup();
+    servers
+}
+
+/// The servers in `scripts/install-deps.sh`'s build cache, sorted by directory name.
+fn cached_servers() -> Vec<String> {
+    let cache = std::env::var_os("BLOOMRS_SERVER_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("bloomrs/servers"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/bloomrs/servers"))
+        });
+    let Some(Ok(entries)) = cache.map(std::fs::read_dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    // `redis-8.0.2/bin/redis-server`, `valkey-8.1.1/bin/valkey-server` (Valkey also installs a
+    // `redis-server` link to itself, which is not another server).
+    dirs.iter()
+        .filter_map(|dir| {
+            let name = dir.file_name()?.to_str()?;
+            let product = name.split('-').next()?;
+            Some(dir.join("bin").join(format!("{product}-server")))
+        })
+        .filter(|path| path.is_file())
+        .map(|path| path.display().to_string())
+        .collect()
 }
 
 /// Whether a server program can be run here (`--version` answers).
@@ -118,6 +169,8 @@ pub struct Server {
     pub dir: PathBuf,
     pub module_args: Vec<String>,
     pub config: Vec<String>,
+    /// The configuration file it starts from (`with_conf_file`), which then loads the module.
+    pub conf_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -155,6 +208,34 @@ impl Server {
         Server::launch_in(fresh_dir(), module, &[], &args)
     }
 
+    /// A server started from a configuration file in its data directory holding `lines` (after
+    /// the module's `loadmodule` line, so module settings may follow), for tests of `CONFIG
+    /// REWRITE` and configuration-file lines. `restart` starts it from the same file.
+    pub fn with_conf_file(lines: &[&str]) -> Server {
+        let dir = fresh_dir();
+        let conf = dir.join("redis.conf");
+        let mut text = format!("loadmodule {}\n", module_path().display());
+        for line in lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        std::fs::write(&conf, text).unwrap();
+        let mut server = Server {
+            child: None,
+            binary: server_binary(),
+            module: module_path(),
+            port: 0,
+            dir,
+            module_args: Vec::new(),
+            config: Vec::new(),
+            conf_file: Some(conf),
+        };
+        if let Err(why) = server.launch() {
+            panic!("{} did not start: {why}", server.binary);
+        }
+        server
+    }
+
     /// A server of another program than `server_binary()` (e.g. `valkey-server` while the
     /// suite runs on `redis-server`), for tests that move data between servers.
     pub fn build_on(binary: &str, module_args: &[&str], config: &[&str]) -> Server {
@@ -180,6 +261,7 @@ impl Server {
             dir,
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             config: config.iter().map(|s| s.to_string()).collect(),
+            conf_file: None,
         };
         if let Err(why) = server.launch() {
             panic!("{binary} did not start: {why}");
@@ -191,6 +273,9 @@ impl Server {
         for _attempt in 0..5 {
             self.port = free_port();
             let mut command = Command::new(&self.binary);
+            if let Some(conf) = &self.conf_file {
+                command.arg(conf);
+            }
             command
                 .arg("--port")
                 .arg(self.port.to_string())
@@ -208,12 +293,15 @@ impl Server {
                 .arg(&self.dir)
                 .arg("--logfile")
                 .arg(self.dir.join("redis.log"))
-                .arg("--loadmodule")
-                .arg(&self.module)
-                .args(&self.module_args)
-                .args(&self.config)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
+            if self.conf_file.is_none() {
+                command
+                    .arg("--loadmodule")
+                    .arg(&self.module)
+                    .args(&self.module_args);
+            }
+            command.args(&self.config);
             let child = command
                 .spawn()
                 .map_err(|e| format!("cannot run {}: {e}", self.binary))?;
@@ -310,6 +398,48 @@ pub fn failed_start_log(module_args: &[&str]) -> String {
     assert!(!status.success(), "the server started with {module_args:?}");
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
+    text
+}
+
+/// Starts `binary` on a copy of `rdb` as its `dump.rdb`, expecting it to refuse the file and
+/// exit; returns its log. Panics if it is still running after 20 seconds.
+pub fn refused_rdb_log(binary: &str, rdb: &Path) -> String {
+    let dir = fresh_dir();
+    std::fs::copy(rdb, dir.join("dump.rdb")).unwrap();
+    let log = dir.join("redis.log");
+    let mut child = Command::new(binary)
+        // No TCP listener, as in `failed_start_log`.
+        .args(["--port", "0", "--save", "", "--dbfilename", "dump.rdb"])
+        .arg("--unixsocket")
+        .arg(dir.join("redis.sock"))
+        .arg("--dir")
+        .arg(&dir)
+        .arg("--logfile")
+        .arg(&log)
+        .arg("--loadmodule")
+        .arg(module_path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        status.is_some_and(|s| !s.success()),
+        "{binary} loaded the file ({status:?}); log:\n{text}"
+    );
     text
 }
 

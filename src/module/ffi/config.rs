@@ -1,6 +1,9 @@
 //! Registers the settings of `state::settings` as Redis module configurations, so `CONFIG GET/SET
-//! bf.<name>` read and change them (Redis 7 prefixes module configurations with the module
-//! name) and `redis.conf` may set them. The callbacks run on Redis's main thread.
+//! bf.<name>` read and change them (Redis 7 and Valkey prefix module configurations with the
+//! module name) and `redis.conf` may set them. Where the server allows unprefixed names (Redis
+//! 8.0 and later), RedisBloom 8's eight names are registered as such, each with its `bf.<name>`
+//! as an alias (`settings::UNPREFIXED`); elsewhere those eight are `bf.<name>` only, as before.
+//! The callbacks run on Redis's main thread.
 
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 use std::ptr::null_mut;
@@ -8,8 +11,10 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use redis_module::raw;
 
-use super::raw::{api, string_bytes, RawCtx};
-use crate::module::state::settings::{self, Numeric, NUMERIC};
+use super::raw::{api, log, string_bytes, RawCtx};
+use crate::module::state::settings::{
+    self, Number, Numeric, Shown, Target, Unprefixed, NUMERIC, UNPREFIXED,
+};
 
 /// The current `bf-error-rate` text, owned here (Redis borrows it on CONFIG GET).
 static ERROR_RATE_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
@@ -72,10 +77,7 @@ unsafe extern "C" fn set_error_rate(
     match settings::parse_error_rate(text) {
         Ok(rate) => {
             settings::set_bf_error_rate(rate);
-            let old = ERROR_RATE_TEXT.swap(new_string(text), Ordering::Relaxed);
-            if !old.is_null() {
-                api!(RedisModule_FreeString)(null_mut(), old);
-            }
+            show(&ERROR_RATE_TEXT, text);
             raw::REDISMODULE_OK as c_int
         }
         Err(reason) => set_error(err, reason),
@@ -121,6 +123,165 @@ unsafe extern "C" fn set_compact(
     raw::REDISMODULE_OK as c_int
 }
 
+/// The text each integer unprefixed configuration last showed, owned here (Redis copies it).
+static SHOWN: [AtomicPtr<raw::RedisModuleString>; 8] = [const { AtomicPtr::new(null_mut()) }; 8];
+
+/// Makes `text` what `slot` holds for Redis to copy (CONFIG GET), freeing the string it held.
+fn show(slot: &AtomicPtr<raw::RedisModuleString>, text: &[u8]) -> *mut raw::RedisModuleString {
+    let string = new_string(text);
+    let old = slot.swap(string, Ordering::Relaxed);
+    if !old.is_null() {
+        // SAFETY: a string this module created, which Redis copied when it was returned.
+        unsafe { api!(RedisModule_FreeString)(null_mut(), old) };
+    }
+    string
+}
+
+/// # Safety
+/// `privdata` is the index into `UNPREFIXED` registered below.
+unsafe extern "C" fn get_unprefixed(
+    _name: *const c_char,
+    privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
+    let at = privdata as usize;
+    match UNPREFIXED.get(at).map(|u| &u.target) {
+        Some(Target::Integer { setting, .. }) => match SHOWN.get(at) {
+            Some(slot) => show(slot, setting.get().to_string().as_bytes()),
+            None => null_mut(),
+        },
+        _ => ERROR_RATE_TEXT.load(Ordering::Relaxed),
+    }
+}
+
+/// The number in `value`, read by the server's own parser for the kind of setting `u` is.
+fn parse_number(u: &Unprefixed, value: *mut raw::RedisModuleString) -> Option<Number> {
+    let ok = raw::REDISMODULE_OK as c_int;
+    match u.target {
+        Target::ErrorRate => {
+            let mut out = 0.0;
+            // SAFETY: `value` is the live string Redis passed to the set callback.
+            let status = unsafe { api!(RedisModule_StringToDouble)(value, &mut out) };
+            (status == ok).then_some(Number::Float(out))
+        }
+        Target::Integer { .. } => {
+            let mut out = 0;
+            // SAFETY: as above.
+            let status = unsafe { api!(RedisModule_StringToLongLong)(value, &mut out) };
+            (status == ok).then_some(Number::Integer(out))
+        }
+    }
+}
+
+/// # Safety
+/// As `get_unprefixed`; `err` is Redis's out-pointer for an error message.
+unsafe extern "C" fn set_unprefixed(
+    _name: *const c_char,
+    value: *mut raw::RedisModuleString,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let Some(u) = UNPREFIXED.get(privdata as usize) else {
+        return set_error(err, "unknown setting");
+    };
+    match settings::set_unprefixed(u, parse_number(u, value)) {
+        Ok(shown) => {
+            if matches!(u.target, Target::ErrorRate) {
+                show(
+                    &ERROR_RATE_TEXT,
+                    match &shown {
+                        Shown::AsGiven => string_bytes(value),
+                        Shown::Text(text) => text.as_bytes(),
+                    },
+                );
+            }
+            raw::REDISMODULE_OK as c_int
+        }
+        Err(reason) => set_error(err, &reason),
+    }
+}
+
+type StringConfig = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *const c_char,
+    *const c_char,
+    u32,
+    raw::RedisModuleConfigGetStringFunc,
+    raw::RedisModuleConfigSetStringFunc,
+    raw::RedisModuleConfigApplyFunc,
+    *mut c_void,
+) -> c_int;
+
+/// Whether the server may have unprefixed module configurations: Redis 8.0 added them. Other
+/// servers refuse the flag with a warning in their log, so it is tried only on Redis 8.0 or
+/// later (Valkey names itself in `INFO server`'s `server_name` and reports its own version
+/// here, 8.x, without having the flag). The registration itself is the real test.
+fn may_have_unprefixed(ctx: RawCtx) -> bool {
+    // SAFETY: takes no arguments; filled in since Redis 6.0.
+    let version = unsafe { raw::RedisModule_GetServerVersion.map_or(0, |f| f()) };
+    version >= 0x0008_0000 && server_name(ctx).is_none_or(|name| name == b"redis")
+}
+
+/// `server_name` of `INFO server` (Valkey has it, Redis 8.0 does not).
+fn server_name(ctx: RawCtx) -> Option<Vec<u8>> {
+    // SAFETY: `ctx` is the load context; the field's text is copied before the info is freed,
+    // and the names are NUL-terminated.
+    unsafe {
+        let info = api!(RedisModule_GetServerInfo)(ctx, c"server".as_ptr());
+        if info.is_null() {
+            return None;
+        }
+        let field = api!(RedisModule_ServerInfoGetFieldC)(info, c"server_name".as_ptr());
+        let name = (!field.is_null()).then(|| std::ffi::CStr::from_ptr(field).to_bytes().to_vec());
+        api!(RedisModule_FreeServerInfo)(ctx, info);
+        name
+    }
+}
+
+/// The current value of an unprefixed configuration as its default text.
+fn default_text(u: &Unprefixed) -> String {
+    match u.target {
+        Target::ErrorRate => format!("{:?}", settings::bf_error_rate()),
+        Target::Integer { setting, .. } => setting.get().to_string(),
+    }
+}
+
+/// Registers RedisBloom 8's eight names without prefix (aliases `bf.<name>`). False, with
+/// nothing registered, where the server refuses the first; an error if it refuses a later one.
+fn register_unprefixed(ctx: RawCtx, string: StringConfig) -> Result<bool, String> {
+    if !may_have_unprefixed(ctx) {
+        return Ok(false);
+    }
+    show(&ERROR_RATE_TEXT, default_text(&UNPREFIXED[0]).as_bytes());
+    for (at, u) in UNPREFIXED.iter().enumerate() {
+        let default = format!("{}\0", default_text(u));
+        // SAFETY: a static name and the setting's index as private data; Redis copies the
+        // default text and then calls `set_unprefixed` with it or the configured value.
+        let status = unsafe {
+            string(
+                ctx,
+                u.names.as_ptr(),
+                default.as_ptr().cast(),
+                raw::REDISMODULE_CONFIG_UNPREFIXED,
+                Some(get_unprefixed),
+                Some(set_unprefixed),
+                None,
+                at as *mut c_void,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            if at == 0 {
+                log(
+                    c"notice",
+                    "the server refused unprefixed configuration names: only bf.<name> is registered",
+                );
+                return Ok(false);
+            }
+            return Err(format!("cannot register the setting {:?}", u.name));
+        }
+    }
+    Ok(true)
+}
+
 /// Registers every setting with its current value (from the load arguments) as the default,
 /// then applies what the configuration file says.
 pub fn register(ctx: RawCtx) -> Result<(), String> {
@@ -137,7 +298,11 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     else {
         return Ok(());
     };
+    let unprefixed = register_unprefixed(ctx, string)?;
     for setting in NUMERIC {
+        if unprefixed && settings::has_unprefixed_name(setting) {
+            continue;
+        }
         let flags = if setting.memory {
             raw::REDISMODULE_CONFIG_MEMORY
         } else {
@@ -163,24 +328,8 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
             return Err(format!("cannot register the setting {:?}", setting.name));
         }
     }
-    let default = format!("{:?}", settings::bf_error_rate());
-    ERROR_RATE_TEXT.store(new_string(default.as_bytes()), Ordering::Relaxed);
-    let default = format!("{default}\0");
-    // SAFETY: as above; the default text is copied by Redis, which then calls `set_error_rate`.
-    let status = unsafe {
-        string(
-            ctx,
-            settings::BF_ERROR_RATE_NAME.as_ptr(),
-            default.as_ptr().cast(),
-            raw::REDISMODULE_CONFIG_DEFAULT,
-            Some(get_error_rate),
-            Some(set_error_rate),
-            None,
-            null_mut(),
-        )
-    };
-    if status != raw::REDISMODULE_OK as c_int {
-        return Err("cannot register the setting bf-error-rate".into());
+    if !unprefixed {
+        register_error_rate(ctx, string)?;
     }
     // SAFETY: as above, a static name; Redis then calls `set_compact` with the configured value.
     let status = unsafe {
@@ -220,6 +369,30 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
         return Err("invalid bloomrs settings in the configuration".into());
+    }
+    Ok(())
+}
+
+/// `bf.bf-error-rate` where the server has no unprefixed names.
+fn register_error_rate(ctx: RawCtx, string: StringConfig) -> Result<(), String> {
+    let default = format!("{:?}", settings::bf_error_rate());
+    show(&ERROR_RATE_TEXT, default.as_bytes());
+    let default = format!("{default}\0");
+    // SAFETY: as above; the default text is copied by Redis, which then calls `set_error_rate`.
+    let status = unsafe {
+        string(
+            ctx,
+            settings::BF_ERROR_RATE_NAME.as_ptr(),
+            default.as_ptr().cast(),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            Some(get_error_rate),
+            Some(set_error_rate),
+            None,
+            null_mut(),
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err("cannot register the setting bf-error-rate".into());
     }
     Ok(())
 }

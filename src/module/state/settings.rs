@@ -117,6 +117,194 @@ pub fn parse_error_rate(text: &[u8]) -> Result<f64, &'static str> {
     }
 }
 
+/// RedisBloom 8's names for eight of the settings, which it registers without the module
+/// prefix (`CONFIG SET bf-error-rate 0.001`) where the server allows that (Redis 8.0 and later,
+/// `REDISMODULE_CONFIG_UNPREFIXED`). There each is registered once, with today's `bf.<name>` as
+/// its alias, so both names are the same setting; both then take RedisBloom 8's ranges and
+/// error replies (its `src/config.c`): a string configuration parsed by the server's own number
+/// parsers, refused with ``Invalid value for `<name>` `` or
+/// ``Value for `<name>` must be in the range [min, max]``.
+pub struct Unprefixed {
+    /// RedisBloom 8's name.
+    pub name: &'static str,
+    /// `"<name>|bf.<name>"`: the name and its alias, as Redis 8 takes them.
+    pub names: &'static CStr,
+    pub target: Target,
+}
+
+/// What an unprefixed configuration sets.
+pub enum Target {
+    /// `bf-error-rate`: a number strictly between 0 and 1; above 0.25 it becomes 0.25.
+    ErrorRate,
+    /// An integer setting within `[min, max]` (the Cuckoo initial size and bucket size also
+    /// bound each other, see `unprefixed_range`).
+    Integer {
+        setting: &'static Numeric,
+        min: i64,
+        max: i64,
+    },
+}
+
+/// RedisBloom 8 caps the error rate its configuration holds at this.
+pub const UNPREFIXED_ERROR_RATE_CAP: f64 = 0.25;
+
+const fn integer(
+    name: &'static str,
+    names: &'static CStr,
+    setting: &'static Numeric,
+    min: i64,
+    max: i64,
+) -> Unprefixed {
+    Unprefixed {
+        name,
+        names,
+        target: Target::Integer { setting, min, max },
+    }
+}
+
+/// The eight, in the order RedisBloom 8 registers them (the server applies configuration-file
+/// lines in registration order, which matters for the Cuckoo pair).
+pub static UNPREFIXED: [Unprefixed; 8] = [
+    Unprefixed {
+        name: "bf-error-rate",
+        names: c"bf-error-rate|bf.bf-error-rate",
+        target: Target::ErrorRate,
+    },
+    integer(
+        "bf-initial-size",
+        c"bf-initial-size|bf.bf-initial-size",
+        &BF_INITIAL_SIZE,
+        1,
+        1 << 30,
+    ),
+    integer(
+        "bf-expansion-factor",
+        c"bf-expansion-factor|bf.bf-expansion-factor",
+        &BF_EXPANSION,
+        0,
+        32768,
+    ),
+    integer(
+        "cf-bucket-size",
+        c"cf-bucket-size|bf.cf-bucket-size",
+        &CF_BUCKET_SIZE,
+        1,
+        255,
+    ),
+    integer(
+        "cf-initial-size",
+        c"cf-initial-size|bf.cf-initial-size",
+        &CF_INITIAL_SIZE,
+        4,
+        1 << 30,
+    ),
+    integer(
+        "cf-max-iterations",
+        c"cf-max-iterations|bf.cf-max-iterations",
+        &CF_MAX_ITERATIONS,
+        1,
+        65535,
+    ),
+    integer(
+        "cf-expansion-factor",
+        c"cf-expansion-factor|bf.cf-expansion-factor",
+        &CF_EXPANSION,
+        0,
+        32768,
+    ),
+    integer(
+        "cf-max-expansions",
+        c"cf-max-expansions|bf.cf-max-expansions",
+        &CF_MAX_EXPANSIONS,
+        1,
+        65536,
+    ),
+];
+
+/// Whether `setting` is one of the eight (registered through `UNPREFIXED` where the server
+/// allows unprefixed names, instead of as a numeric `bf.<name>` configuration).
+pub fn has_unprefixed_name(setting: &Numeric) -> bool {
+    UNPREFIXED.iter().any(|u| match u.target {
+        Target::Integer { setting: s, .. } => std::ptr::eq(s, setting),
+        Target::ErrorRate => false,
+    })
+}
+
+/// The range an integer configuration accepts now. As in RedisBloom 8, the Cuckoo initial size
+/// must be at least twice the bucket size, and the bucket size at most half the initial size
+/// (and 255).
+pub fn unprefixed_range(setting: &Numeric, min: i64, max: i64) -> (i64, i64) {
+    if std::ptr::eq(setting, &CF_INITIAL_SIZE) {
+        (CF_BUCKET_SIZE.get().saturating_mul(2), max)
+    } else if std::ptr::eq(setting, &CF_BUCKET_SIZE) {
+        (min, (CF_INITIAL_SIZE.get() / 2).min(max))
+    } else {
+        (min, max)
+    }
+}
+
+/// A number the server's own parser (`RedisModule_StringToLongLong` or `StringToDouble`) read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    Integer(i64),
+    Float(f64),
+}
+
+/// What an unprefixed configuration shows after a change: the text as given, or another one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    AsGiven,
+    Text(String),
+}
+
+/// Applies a value given to an unprefixed configuration (`value` is None where the server's
+/// parser read no number). A value equal to the current one is always taken: the server sets
+/// each configuration to its default at load, and the default may come from a RedisBloom 2.8
+/// load argument outside RedisBloom 8's range (`INITIAL_SIZE 2000000000`), which must not make
+/// the module fail to load.
+pub fn set_unprefixed(u: &Unprefixed, value: Option<Number>) -> Result<Shown, String> {
+    let invalid = || format!("Invalid value for `{}`", u.name);
+    match u.target {
+        Target::ErrorRate => {
+            let Some(Number::Float(rate)) = value else {
+                return Err(invalid());
+            };
+            if rate == bf_error_rate() {
+                return Ok(Shown::AsGiven);
+            }
+            if !(rate > 0.0 && rate < 1.0) {
+                return Err(format!(
+                    "Value for `{}` must be in the range ({:.6}, {:.6})",
+                    u.name, 0.0, 1.0
+                ));
+            }
+            if rate > UNPREFIXED_ERROR_RATE_CAP {
+                set_bf_error_rate(UNPREFIXED_ERROR_RATE_CAP);
+                return Ok(Shown::Text(UNPREFIXED_ERROR_RATE_CAP.to_string()));
+            }
+            set_bf_error_rate(rate);
+            Ok(Shown::AsGiven)
+        }
+        Target::Integer { setting, min, max } => {
+            let Some(Number::Integer(v)) = value else {
+                return Err(invalid());
+            };
+            if v == setting.get() {
+                return Ok(Shown::AsGiven);
+            }
+            let (low, high) = unprefixed_range(setting, min, max);
+            if v < low || v > high {
+                return Err(format!(
+                    "Value for `{}` must be in the range [{low}, {high}]",
+                    u.name
+                ));
+            }
+            setting.set(v);
+            Ok(Shown::AsGiven)
+        }
+    }
+}
+
 /// The window of implicitly created Bloom filters, if `bf-window` is set.
 pub fn bf_window() -> Option<WindowSpec> {
     WindowSpec::new(BF_WINDOW.get(), BF_WINDOW_GENERATIONS.get()).ok()
@@ -256,5 +444,75 @@ impl LoadArguments {
             }
         }
         Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refused values change nothing, so these tests leave the settings as they are.
+    #[test]
+    fn unprefixed_refusals_are_redisbloom8s() {
+        let rate = &UNPREFIXED[0];
+        let size = &UNPREFIXED[1];
+        let cases: [(&Unprefixed, Option<Number>, &str); 6] = [
+            (rate, None, "Invalid value for `bf-error-rate`"),
+            (
+                rate,
+                Some(Number::Integer(0)),
+                "Invalid value for `bf-error-rate`",
+            ),
+            (
+                rate,
+                Some(Number::Float(1.0)),
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            ),
+            (
+                rate,
+                Some(Number::Float(-0.5)),
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            ),
+            (size, None, "Invalid value for `bf-initial-size`"),
+            (
+                size,
+                Some(Number::Integer(1 << 30 | 1)),
+                "Value for `bf-initial-size` must be in the range [1, 1073741824]",
+            ),
+        ];
+        for (setting, value, reason) in cases {
+            assert_eq!(
+                set_unprefixed(setting, value),
+                Err(reason.to_string()),
+                "{} {value:?}",
+                setting.name
+            );
+        }
+        assert_eq!(bf_error_rate(), 0.01);
+        assert_eq!(BF_INITIAL_SIZE.get(), 100);
+    }
+
+    #[test]
+    fn unprefixed_names_alias_the_prefixed_ones() {
+        for u in &UNPREFIXED {
+            let names = u.names.to_str().unwrap();
+            assert_eq!(names, format!("{0}|bf.{0}", u.name));
+            if let Target::Integer { setting, .. } = u.target {
+                assert_eq!(setting.name.to_str().unwrap(), u.name);
+                assert!(has_unprefixed_name(setting));
+            }
+        }
+        assert_eq!(BF_ERROR_RATE_NAME.to_str().unwrap(), UNPREFIXED[0].name);
+        for other in [&BF_WINDOW, &MAX_FILTER_BYTES, &BF_SPARSE_MAX_BYTES] {
+            assert!(!has_unprefixed_name(other));
+        }
+    }
+
+    #[test]
+    fn cuckoo_sizes_bound_each_other() {
+        // With the defaults (bucket size 2, initial size 1024).
+        assert_eq!(unprefixed_range(&CF_INITIAL_SIZE, 4, 1 << 30), (4, 1 << 30));
+        assert_eq!(unprefixed_range(&CF_BUCKET_SIZE, 1, 255), (1, 255));
+        assert_eq!(unprefixed_range(&BF_INITIAL_SIZE, 1, 7), (1, 7));
     }
 }
