@@ -32,13 +32,14 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// What a fuzz input runs under: small values, a few thousand steps.
+    /// What a fuzz input runs under: small values, up to 1500 steps (a sanitized build runs
+    /// a few thousand steps a second on the values of these sizes).
     pub const FUZZ: Limits = Limits {
         max_bytes: 1 << 20,
-        small_bytes: 8 << 10,
-        cadence: 256,
-        scan_items: 64,
-        max_steps: 4096,
+        small_bytes: 2 << 10,
+        cadence: 128,
+        scan_items: 32,
+        max_steps: 1500,
     };
 }
 

@@ -91,8 +91,12 @@ fn f4_shape(dups: u32, batches: u32, seed: u64) -> Vec<Op> {
 
 fn f4<K: Kind>(error: f64, dups: u32, batches: u32, seed: u64) -> Report {
     let value = K::create(&params(1, error, 2, 0), LIMITS.max_bytes).expect("created");
+    // Over a hundred thousand steps: a rotating window of 16 lookups after each step, and
+    // every item every 500 steps, round trips then too once the value is past 4 KiB.
     let limits = Limits {
         max_steps: u64::MAX,
+        scan_items: 16,
+        cadence: 500,
         ..LIMITS
     };
     let report = run(value, f4_shape(dups, batches, seed), &limits);
