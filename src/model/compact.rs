@@ -3,7 +3,8 @@
 //! capacity hint, so the model does too. A compact filter's work per operation is what the
 //! issue-26 bounds are about: its meter is the compact core's to provide (`take_work`).
 
-use super::{decode_value, Deletes, Kind, Params};
+use super::codec::{chunks_round_trip, decode_value};
+use super::{rdb_round_trip, Deletes, Kind, Params};
 use crate::compact::Compact;
 
 /// Items the server sizes a new compact filter's first table for, whatever the hint.
@@ -35,7 +36,12 @@ impl<const COUNTING: bool> Kind for CompactFilter<COUNTING> {
             .filter(|filter| filter.is_deletable() == COUNTING)
             .map(CompactFilter)
     }
-    through_codec!(round_trips CompactFilter);
+    fn reload(&self, max_bytes: u64) -> Result<Self, String> {
+        rdb_round_trip(&self.0, max_bytes).map(CompactFilter)
+    }
+    fn redump(&self, max_bytes: u64) -> Result<Self, String> {
+        chunks_round_trip(&self.0, max_bytes).map(CompactFilter)
+    }
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
         self.0.add(item, max_bytes).is_ok()
     }
