@@ -1,8 +1,7 @@
 //! Blocked filters (`BF.RESERVE ... BLOCKED`): adds only, every item's bits in one cache-line
 //! block, and it grows by links as the plain chain does.
 
-use super::codec::{chunks_round_trip, decode_value};
-use super::{rdb_round_trip, Kind, Params};
+use super::{Kind, Params};
 use crate::blocked::Blocked;
 
 /// A blocked filter; `variant` bit 0 makes it non-scaling (adds refused once full).
@@ -18,15 +17,7 @@ impl Kind for BlockedKind {
             .ok()
             .map(BlockedKind)
     }
-    fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
-        decode_value(data, max_bytes).map(BlockedKind)
-    }
-    fn reload(&self, max_bytes: u64) -> Result<Self, String> {
-        rdb_round_trip(&self.0, max_bytes).map(BlockedKind)
-    }
-    fn redump(&self, max_bytes: u64) -> Result<Self, String> {
-        chunks_round_trip(&self.0, max_bytes).map(BlockedKind)
-    }
+    through_codec!(BlockedKind);
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
         self.0.add(item, max_bytes).is_ok()
     }

@@ -1,8 +1,7 @@
 //! RedisBloom's chain (`MBbloom--`), the plain kind: adds only, an item it holds already
 //! stores nothing, and it grows by links.
 
-use super::codec::{chunks_round_trip, decode_value};
-use super::{rdb_round_trip, Kind, Params};
+use super::{Kind, Params};
 use crate::bloom::Chain;
 
 /// A plain chain; `variant` bit 0 makes it non-scaling (adds refused once full).
@@ -18,15 +17,7 @@ impl Kind for Plain {
             .ok()
             .map(Plain)
     }
-    fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
-        decode_value(data, max_bytes).map(Plain)
-    }
-    fn reload(&self, max_bytes: u64) -> Result<Self, String> {
-        rdb_round_trip(&self.0, max_bytes).map(Plain)
-    }
-    fn redump(&self, max_bytes: u64) -> Result<Self, String> {
-        chunks_round_trip(&self.0, max_bytes).map(Plain)
-    }
+    through_codec!(Plain);
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
         self.0.add(item, max_bytes).is_ok()
     }

@@ -1,8 +1,7 @@
 //! Counting filters (`BF.RESERVE ... COUNTING`): a chain of 4-bit counters, deletes that
 //! decline when more than one link reads the item present (or its counters are saturated).
 
-use super::codec::{chunks_round_trip, decode_value};
-use super::{rdb_round_trip, Deletes, Kind, Params};
+use super::{Deletes, Kind, Params};
 use crate::counting::CountingFilter;
 
 /// A counting filter; `variant` bit 0 makes it non-scaling.
@@ -18,15 +17,7 @@ impl Kind for Counting {
             .ok()
             .map(Counting)
     }
-    fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
-        decode_value(data, max_bytes).map(Counting)
-    }
-    fn reload(&self, max_bytes: u64) -> Result<Self, String> {
-        rdb_round_trip(&self.0, max_bytes).map(Counting)
-    }
-    fn redump(&self, max_bytes: u64) -> Result<Self, String> {
-        chunks_round_trip(&self.0, max_bytes).map(Counting)
-    }
+    through_codec!(Counting);
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
         self.0.add(item, max_bytes).is_ok()
     }

@@ -1,8 +1,7 @@
 //! Cuckoo filters (`CF.*`): adds of duplicates (`CF.ADD`), deletes of items with adds
 //! outstanding (what users are told to delete), growth by sub-filters.
 
-use super::codec::{chunks_round_trip, decode_value};
-use super::{rdb_round_trip, Deletes, Kind, Params};
+use super::{Deletes, Kind, Params};
 use crate::cuckoo::{CuckooFilter, CuckooParams};
 
 /// A cuckoo filter; `variant` picks the bucket size (bits 0-1), the kicks (bits 2-3) and the
@@ -26,15 +25,7 @@ impl Kind for Cuckoo {
         };
         CuckooFilter::new(params, max_bytes).ok().map(Cuckoo)
     }
-    fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
-        decode_value(data, max_bytes).map(Cuckoo)
-    }
-    fn reload(&self, max_bytes: u64) -> Result<Self, String> {
-        rdb_round_trip(&self.0, max_bytes).map(Cuckoo)
-    }
-    fn redump(&self, max_bytes: u64) -> Result<Self, String> {
-        chunks_round_trip(&self.0, max_bytes).map(Cuckoo)
-    }
+    through_codec!(Cuckoo);
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
         self.0.insert(item, max_bytes).is_ok()
     }

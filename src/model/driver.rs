@@ -32,13 +32,14 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// What a fuzz input runs under: small values, a few thousand steps.
+    /// What a fuzz input runs under: small values, up to 1500 steps (a sanitized build runs
+    /// a few thousand steps a second on the values of these sizes).
     pub const FUZZ: Limits = Limits {
         max_bytes: 1 << 20,
-        small_bytes: 8 << 10,
-        cadence: 256,
-        scan_items: 64,
-        max_steps: 4096,
+        small_bytes: 2 << 10,
+        cadence: 128,
+        scan_items: 32,
+        max_steps: 1500,
     };
 }
 
@@ -198,6 +199,7 @@ impl<K: Kind> Driver<'_, K> {
             Step::Delete(id) => self.delete(id),
             Step::Lookup(id) => {
                 let present = self.value.contains(&item(id), self.now_ms);
+                self.check_work();
                 if !present && self.must_hold(id) {
                     self.fail(&format!("item {id} with adds outstanding reads absent"));
                 }
@@ -210,7 +212,6 @@ impl<K: Kind> Driver<'_, K> {
                 true
             }
         };
-        self.check_work();
         if let (false, Some(before)) = (changed, before) {
             if before != self.value {
                 self.fail("a refused operation changed the value");
@@ -227,7 +228,9 @@ impl<K: Kind> Driver<'_, K> {
     /// Whether the add was taken.
     fn add(&mut self, id: u32) -> bool {
         let bytes = item(id);
-        if !self.value.add(&bytes, self.now_ms, self.limits.max_bytes) {
+        let added = self.value.add(&bytes, self.now_ms, self.limits.max_bytes);
+        self.check_work();
+        if !added {
             self.report.refused += 1;
             return false;
         }
@@ -241,7 +244,9 @@ impl<K: Kind> Driver<'_, K> {
 
     /// Whether the delete was taken.
     fn delete(&mut self, id: u32) -> bool {
-        if !self.value.delete(&item(id)) {
+        let deleted = self.value.delete(&item(id));
+        self.check_work();
+        if !deleted {
             if self.value.deletes() == Deletes::Always {
                 self.fail(&format!(
                     "a delete of item {id} with adds outstanding declined"
@@ -270,6 +275,7 @@ impl<K: Kind> Driver<'_, K> {
             .is_some_and(|added| self.value.remembers(added, self.now_ms))
     }
 
+    /// The work of the operation just done (read before any check looks the value up).
     fn check_work(&mut self) {
         if let Some(work) = self.value.take_work() {
             self.report.metered += 1;

@@ -14,6 +14,25 @@
 //! - [`run`] plays a sequence on a value the loader accepts (created empty, or decoded from
 //!   fuzzer bytes by [`decode`]) and checks after every step (see `driver.rs`).
 
+/// An adapter's `Kind::reload` and `Kind::redump` (and `Kind::decode`, unless `round_trips`
+/// only is asked) when it wraps one [`Codec`] type as `$wrap(core)`.
+macro_rules! through_codec {
+    (round_trips $wrap:expr) => {
+        fn reload(&self, max_bytes: u64) -> Result<Self, String> {
+            crate::model::rdb_round_trip(&self.0, max_bytes).map($wrap)
+        }
+        fn redump(&self, max_bytes: u64) -> Result<Self, String> {
+            crate::model::codec::chunks_round_trip(&self.0, max_bytes).map($wrap)
+        }
+    };
+    ($wrap:expr) => {
+        fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
+            crate::model::codec::decode_value(data, max_bytes).map($wrap)
+        }
+        through_codec!(round_trips $wrap);
+    };
+}
+
 mod blocked;
 mod chain;
 mod codec;

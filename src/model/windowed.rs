@@ -2,8 +2,7 @@
 //! present while the generation it went into is live: until `g` newer slots have begun.
 //! The model's clock moves by ticks of a sixteenth of a generation.
 
-use super::codec::{chunks_round_trip, decode_value};
-use super::{rdb_round_trip, Kind, Params};
+use super::{Kind, Params};
 use crate::windowed::{WindowParams, Windowed};
 
 /// Where the model's clock starts for a new filter: a Unix time of our era.
@@ -38,15 +37,7 @@ impl Kind for WindowedKind {
         };
         Windowed::new(params, max_bytes).ok().map(WindowedKind)
     }
-    fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
-        decode_value(data, max_bytes).map(WindowedKind)
-    }
-    fn reload(&self, max_bytes: u64) -> Result<Self, String> {
-        rdb_round_trip(&self.0, max_bytes).map(WindowedKind)
-    }
-    fn redump(&self, max_bytes: u64) -> Result<Self, String> {
-        chunks_round_trip(&self.0, max_bytes).map(WindowedKind)
-    }
+    through_codec!(WindowedKind);
     fn add(&mut self, item: &[u8], now_ms: u64, max_bytes: u64) -> bool {
         self.0.add(now_ms, item, max_bytes).is_ok()
     }
