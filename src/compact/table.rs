@@ -306,7 +306,7 @@ impl Table {
             self.set_flag(x, OCCUPIED, true);
         }
         self.set_entry(p, RUNEND | field << 2);
-        self.shifted_right(x, p, empty);
+        self.shifted_right(x, empty);
         true
     }
 
@@ -340,7 +340,7 @@ impl Table {
         true
     }
 
-    fn first_empty(&self, from: u64) -> Option<u64> {
+    pub(super) fn first_empty(&self, from: u64) -> Option<u64> {
         let mut i = from;
         for _ in 0..self.slots() {
             if self.field(i) == 0 {
@@ -396,7 +396,7 @@ impl Table {
             i = self.next(i);
         }
         self.set_entry(hole, 0);
-        self.shifted_left(d, hole);
+        self.shifted_left(x, hole);
     }
 
     /// Every entry as `(quotient, field)`, each run in slot order and runs in quotient order
