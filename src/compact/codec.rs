@@ -15,6 +15,7 @@
 //! in one buffer. Read as RedisBloom's first header field (the item count) the magic
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
+use super::counters;
 use super::table::{table_bytes, Table};
 use super::{
     fingerprint_bits, max_entries, value_bytes, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS,
@@ -60,7 +61,8 @@ impl Shape {
         let width = width_for(self.error, generation)
             .filter(|w| u64::from(*w) == self.width)
             .ok_or(LoadError::Invalid("slot width"))?;
-        if self.entries > max_entries(1 << log2_slots) || self.items > self.entries {
+        // Items may exceed the slots in use: an entry with a counter holds many.
+        if self.entries > max_entries(1 << log2_slots) {
             return Err(LoadError::Invalid("item counts"));
         }
         if value_bytes(log2_slots, width).is_none_or(|b| b > max_bytes) {
@@ -129,7 +131,24 @@ impl Compact {
         if stray {
             return Err(LoadError::Invalid("bits past the table"));
         }
-        match self.table.for_each_run(|_, _, _| {}) {
+        // Every run: entries with counters in their one form (only a deletable filter counts),
+        // each fingerprint once.
+        let mut seen: Vec<u64> = Vec::new();
+        let mut sound = true;
+        let walked = self.table.for_each_run(|_, _, fields| {
+            seen.clear();
+            let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
+            for e in counters::elements(fields.len() as u64, width, field_at) {
+                sound &= e.canonical && (self.deletable || e.pairs == 0);
+                seen.push(e.field);
+            }
+            seen.sort_unstable();
+            sound &= seen.windows(2).all(|w| w.first() != w.get(1));
+        });
+        if !sound {
+            return Err(LoadError::Invalid("counters"));
+        }
+        match walked {
             Some(entries) if entries == self.entries => Ok(()),
             Some(_) => Err(LoadError::Invalid("entry count")),
             None => Err(LoadError::Invalid("table metadata")),

@@ -102,8 +102,8 @@ impl Table {
         let Some(run) = self.run(x) else {
             return false;
         };
-        self.run_slots(run)
-            .any(|i| Fingerprint::matches(self.field(i), query))
+        self.run_elements(run)
+            .any(|e| Fingerprint::matches(e.field, query))
     }
 
     fn bump(&mut self, block: u64, change: &impl Fn(u16) -> u16) {

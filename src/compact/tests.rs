@@ -37,7 +37,7 @@ fn the_table_holds_what_was_inserted_and_not_what_was_removed() {
             if remove {
                 let (q, f) = model.remove(rng.below(model.len() as u64) as usize);
                 let run = table.run(q).unwrap();
-                let slot = table.run_slots(run).find(|&i| table.field(i) == f).unwrap();
+                let slot = table.run_elements(run).find(|e| e.field == f).unwrap().at;
                 table.remove(q, run, slot);
             } else {
                 // Crowded quotients, wrapping past the last slot too.
@@ -438,41 +438,148 @@ fn the_false_positive_rate_stays_within_the_bound_at_every_size() {
     }
 }
 
-/// One item added 70,000 times to the deletable form: a run longer than a block offset
-/// holds, whose blocks are then found by walking; everything else stays findable, and the
-/// offsets kept up match the ones rebuilt.
+/// One quotient holding 70,000 different fingerprints among other entries: a run longer
+/// than a block offset holds, whose blocks are then found by walking; everything stays
+/// findable, and the offsets kept up match the ones rebuilt.
 #[test]
 fn a_run_longer_than_an_offset_holds_is_found_by_walking() {
-    let mut filter = Compact::new(1, 0.01, true, NO_LIMIT).unwrap();
-    for i in 0..2000 {
-        filter.add(&id(11, i), NO_LIMIT).unwrap();
-    }
-    for k in 0..70_000 {
-        let generation = filter.generation;
-        filter.add(b"again", NO_LIMIT).unwrap();
-        if k % 5000 == 0 || generation != filter.generation {
-            assert!(
-                offsets_agree(&filter.table),
-                "offsets kept up after {k} adds"
-            );
+    let mut rng = Rng::new(11);
+    let mut table = Table::new(18, 20).unwrap();
+    let mut others = Vec::new();
+    for _ in 0..2000 {
+        let (q, f) = (rng.below(1 << 18), 1 + rng.below((1 << 20) - 1));
+        if table.insert(q, f) {
+            others.push((q, f));
         }
     }
-    assert!(filter.table.offsets.contains(&u16::MAX));
-    filter.validate(NO_LIMIT).unwrap();
-    assert!(filter.contains(b"again"));
-    assert!((0..2000).all(|i| filter.contains(&id(11, i))));
-    for k in 0..69_999 {
-        assert_eq!(filter.delete(b"again"), Ok(true));
-        if k % 5000 == 0 {
-            assert!(
-                offsets_agree(&filter.table),
-                "offsets kept up after {k} deletes"
-            );
+    let long = 1000;
+    for k in 0..70_000u64 {
+        assert!(table.insert(long, 2 * k + 1));
+        if k % 10_000 == 0 {
+            assert!(offsets_agree(&table), "offsets kept up after {k} inserts");
         }
     }
-    assert!(filter.contains(b"again"));
-    assert!((0..2000).all(|i| filter.contains(&id(11, i))));
-    filter.validate(NO_LIMIT).unwrap();
+    assert!(table.offsets.contains(&u16::MAX));
+    let contains = |t: &Table, q: u64, f: u64| {
+        t.run(q)
+            .is_some_and(|run| t.run_elements(run).any(|e| e.field == f))
+    };
+    assert!(others.iter().all(|&(q, f)| contains(&table, q, f)));
+    for k in 0..69_999u64 {
+        let run = table.run(long).unwrap();
+        let slot = table
+            .run_elements(run)
+            .find(|e| e.field == 2 * k + 1)
+            .unwrap()
+            .at;
+        table.remove(long, run, slot);
+        if k % 10_000 == 0 {
+            assert!(offsets_agree(&table), "offsets kept up after {k} removes");
+        }
+    }
+    assert!(contains(&table, long, 2 * 69_999 + 1));
+    assert!(others.iter().all(|&(q, f)| contains(&table, q, f)));
+    assert!(table.entries().is_some());
+}
+
+/// An item added `c` times to a deletable filter is one entry and a counter: it costs
+/// about `2 log2(c)` bits more than one add, deletes succeed exactly `c` times, and the
+/// other items stay.
+#[test]
+fn duplicates_are_counted_not_stored() {
+    for (error, c) in [(0.01, 2u64), (0.01, 1000), (0.5, 100_000), (0.001, 70_000)] {
+        let mut filter = Compact::new(1, error, true, NO_LIMIT).unwrap();
+        for i in 0..500 {
+            filter.add(&id(12, i), NO_LIMIT).unwrap();
+        }
+        let (slots, entries) = (filter.table.slots(), filter.entries);
+        for k in 0..c {
+            assert_eq!(filter.add(b"again", NO_LIMIT), Ok(k == 0));
+        }
+        assert_eq!(filter.table.slots(), slots, "{error} {c}: no doubling");
+        let width = u64::from(filter.table.width);
+        let extra = filter.entries - entries;
+        let pairs = extra.saturating_sub(1) / 2;
+        assert!(
+            pairs as f64 <= (c as f64).log2() / (width as f64 - 1.0) + 1.0,
+            "{pairs}"
+        );
+        filter.validate(NO_LIMIT).unwrap();
+        assert_eq!(filter.len(), 500 + c);
+        for k in 0..c {
+            assert_eq!(
+                filter.delete(b"again"),
+                Ok(true),
+                "{error}: delete {k} of {c}"
+            );
+            if k % 997 == 0 {
+                filter.validate(NO_LIMIT).unwrap();
+            }
+        }
+        assert_eq!(filter.entries, entries);
+        assert!((0..500).all(|i| filter.contains(&id(12, i))));
+        filter.validate(NO_LIMIT).unwrap();
+    }
+}
+
+/// Counters against a multiset model at the table level: random increments and
+/// decrements of entries on crowded quotients keep exactly the counts the model holds.
+#[test]
+fn counters_hold_the_counts_of_a_multiset() {
+    for seed in SEEDS {
+        let mut rng = Rng::new(seed);
+        let log2 = 8;
+        let slots = 1u64 << log2;
+        let width = [2, 3, 9][(seed % 3) as usize];
+        let mut table = Table::new(log2, width).unwrap();
+        let mut model: std::collections::BTreeMap<(u64, u64), u64> = Default::default();
+        let mut used = 0u64;
+        for step in 0..3000 {
+            let q = [0, 1, 63, 64, slots - 1, rng.below(slots)][rng.below(6) as usize];
+            let f = 1 + rng.below((1 << width) - 1);
+            let count = model.get(&(q, f)).copied().unwrap_or(0);
+            let grow = used + 2 < slots * 9 / 10 && (count == 0 || rng.below(2) == 0);
+            let element = table
+                .run(q)
+                .and_then(|run| table.run_elements(run).find(|e| e.field == f));
+            assert_eq!(
+                element.map_or(0, |e| e.count),
+                count,
+                "seed {seed} step {step}"
+            );
+            let new = match (grow, element) {
+                (true, None) => {
+                    assert!(table.insert(q, f));
+                    used += 1;
+                    1
+                }
+                (true, Some(e)) => {
+                    let add = 1 + rng.below(50);
+                    used = used.saturating_add_signed(table.set_count(q, e, count + add).unwrap());
+                    count + add
+                }
+                (false, Some(e)) if e.count > 1 => {
+                    used = used.saturating_add_signed(table.set_count(q, e, count - 1).unwrap());
+                    count - 1
+                }
+                (false, Some(e)) => {
+                    table.remove(q, table.run(q).unwrap(), e.at);
+                    used -= 1;
+                    0
+                }
+                (false, None) => 0,
+            };
+            model.insert((q, f), new);
+            assert!(offsets_agree(&table), "seed {seed} step {step}");
+            assert_eq!(table.entries().map(|e| e.len() as u64), Some(used));
+        }
+        for (&(q, f), &count) in &model {
+            let held = table
+                .run(q)
+                .and_then(|run| table.run_elements(run).find(|e| e.field == f));
+            assert_eq!(held.map_or(0, |e| e.count), count, "seed {seed}");
+        }
+    }
 }
 
 /// F4 (issue 26): `0.5` error, deletable, 100,000 adds of one item, then random adds of
