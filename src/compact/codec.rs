@@ -25,10 +25,16 @@ use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// The first eight bytes of every compact header.
 pub const MAGIC: &[u8; 8] = b"bloomrsP";
-pub const ENCODING_VERSION: i32 = 1;
-const HEADER_VERSION: u32 = 1;
+/// Encoding 2 counts repeated adds (`counters`); encoding 1's values (and SCANDUMP header
+/// version 1's) still load, converted: one way, a server without counters cannot read 2.
+pub const ENCODING_VERSION: i32 = 2;
+const LEGACY_ENCODING: i32 = 1;
+const HEADER_VERSION: u32 = 2;
+const LEGACY_HEADER: u32 = 1;
 const HEADER_LEN: usize = 52;
 const FLAG_DELETABLE: u64 = 1;
+/// The table is in encoding 1's form (only while its chunks arrive).
+const FLAG_LEGACY: u64 = 2;
 
 /// The fields a header or an RDB value carries, before any table is allocated.
 struct Shape {
@@ -47,7 +53,7 @@ impl Shape {
         if !(self.error > 0.0 && self.error < 1.0) {
             return Err(LoadError::Invalid("error rate"));
         }
-        if self.flags & !FLAG_DELETABLE != 0 {
+        if self.flags & !(FLAG_DELETABLE | FLAG_LEGACY) != 0 {
             return Err(LoadError::Invalid("unknown flags"));
         }
         let log2_slots = u32::try_from(self.log2_slots)
@@ -77,7 +83,8 @@ impl Shape {
             log2_slots: u64::from(filter.table.log2_slots),
             generation: u64::from(filter.generation),
             width: u64::from(filter.table.width),
-            flags: if filter.deletable { FLAG_DELETABLE } else { 0 },
+            flags: u64::from(filter.deletable) * FLAG_DELETABLE
+                + u64::from(filter.legacy) * FLAG_LEGACY,
             items: filter.items,
             entries: filter.entries,
         }
@@ -93,6 +100,7 @@ impl Shape {
             items: self.items,
             entries: self.entries,
             received,
+            legacy: self.flags & FLAG_LEGACY != 0,
             table,
         }
     }
@@ -103,6 +111,15 @@ impl Compact {
     /// fields a filter could have, a size within `max_bytes`, a table whose metadata describe
     /// runs holding exactly `entries` entries, and no stray bits past the last slot.
     pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
+        if self.legacy && self.is_loaded() {
+            return Err(LoadError::Invalid("table in encoding 1"));
+        }
+        self.check(max_bytes)
+    }
+
+    /// [`Self::validate`] without the rule that a complete table is in encoding 2 (a table
+    /// in encoding 1 has a repeated entry per add, and no counters).
+    fn check(&self, max_bytes: u64) -> Result<(), LoadError> {
         let (log2_slots, _, width) = Shape::of(self).check(max_bytes)?;
         if self.table.log2_slots != log2_slots || self.table.width != width {
             return Err(LoadError::Invalid("table shape"));
@@ -139,11 +156,11 @@ impl Compact {
             seen.clear();
             let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
             for e in counters::elements(fields.len() as u64, width, field_at) {
-                sound &= e.canonical && (self.deletable || e.pairs == 0);
+                sound &= e.canonical && ((self.deletable && !self.legacy) || e.pairs == 0);
                 seen.push(e.field);
             }
             seen.sort_unstable();
-            sound &= seen.windows(2).all(|w| w.first() != w.get(1));
+            sound &= self.legacy || seen.windows(2).all(|w| w.first() != w.get(1));
         });
         if !sound {
             return Err(LoadError::Invalid("counters"));
@@ -169,7 +186,7 @@ impl Compact {
     }
 
     pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Compact, LoadError> {
-        if encver != ENCODING_VERSION {
+        if encver != ENCODING_VERSION && encver != LEGACY_ENCODING {
             return Err(LoadError::UnknownVersion(encver));
         }
         let shape = Shape {
@@ -182,6 +199,13 @@ impl Compact {
             entries: r.read_unsigned()?,
         };
         let received = r.read_unsigned()?;
+        if encver == LEGACY_ENCODING && shape.flags & FLAG_LEGACY != 0 {
+            return Err(LoadError::Invalid("unknown flags"));
+        }
+        let mut shape = shape;
+        if encver == LEGACY_ENCODING {
+            shape.flags |= FLAG_LEGACY;
+        }
         let (log2_slots, generation, width) = shape.check(max_bytes)?;
         let bytes = r.read_buffer()?;
         if bytes.len() as u64 != table_bytes(log2_slots, width).unwrap_or(0) {
@@ -189,11 +213,28 @@ impl Compact {
         }
         let table = Table::from_bytes(log2_slots, width, bytes).ok_or(LoadError::TooLarge)?;
         let mut filter = shape.filter(generation, table, received);
-        filter.validate(max_bytes)?;
+        filter.check(max_bytes)?;
         if filter.is_loaded() {
             filter.table.rebuild_offsets();
+            filter.upgrade(max_bytes)?;
         }
         Ok(filter)
+    }
+
+    /// A complete table in encoding 1's form brought to encoding 2: one doubling merges its
+    /// repeated entries into counters (an add would have doubled it soon; one that cannot
+    /// double is refused). A table with no repeated entry is the same in both.
+    fn upgrade(&mut self, max_bytes: u64) -> Result<(), LoadError> {
+        if !self.legacy {
+            return Ok(());
+        }
+        self.legacy = false;
+        if self.validate(max_bytes).is_ok() {
+            return Ok(());
+        }
+        self.expand(&max_bytes)
+            .map_err(|_| LoadError::Invalid("encoding 1 table too full to convert"))?;
+        self.validate(max_bytes)
     }
 
     /// Whether a LOADCHUNK header is a compact filter's.
@@ -219,13 +260,13 @@ impl Compact {
     /// A filter awaiting its table's chunks, as a header describes it (checked by the
     /// validator's field checks before the zeroed table is allocated).
     pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<Compact, HeaderError> {
-        let body = match bytes.split_first_chunk::<12>() {
+        let (version, body) = match bytes.split_first_chunk::<12>() {
             Some((head, body)) if bytes.len() == HEADER_LEN && head.starts_with(MAGIC) => {
                 let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-                if version != HEADER_VERSION {
+                if version != HEADER_VERSION && version != LEGACY_HEADER {
                     return Err(HeaderError::BadData);
                 }
-                body
+                (version, body)
             }
             _ => return Err(HeaderError::BadData),
         };
@@ -241,12 +282,20 @@ impl Compact {
         let (log2_slots, generation, width, flags) = (u32_at(), u32_at(), u32_at(), u32_at());
         let (items_low, items_high, entries_low, entries_high) =
             (u32_at(), u32_at(), u32_at(), u32_at());
+        if version == LEGACY_HEADER && flags & FLAG_LEGACY != 0 {
+            return Err(HeaderError::BadData);
+        }
+        let legacy = if version == LEGACY_HEADER {
+            FLAG_LEGACY
+        } else {
+            0
+        };
         let shape = Shape {
             error: f64::from_bits(error_high << 32 | error_low),
             log2_slots,
             generation,
             width,
-            flags,
+            flags: flags | legacy,
             items: items_high << 32 | items_low,
             entries: entries_high << 32 | entries_low,
         };
@@ -294,15 +343,21 @@ impl Compact {
         };
         target.copy_from_slice(data);
         self.received += len;
-        if self.is_loaded() && self.validate(max_bytes).is_err() {
-            if let Some(target) = self.table.bytes.get_mut(range) {
-                target.fill(0);
-            }
-            self.received = start;
-            return Err(ChunkError::BadData);
-        }
         if self.is_loaded() {
-            self.table.rebuild_offsets();
+            let legacy = self.legacy;
+            let converted = self.check(max_bytes).and_then(|()| {
+                self.table.rebuild_offsets();
+                self.upgrade(max_bytes)
+            });
+            if converted.is_err() {
+                // A refused conversion changed nothing but the flag.
+                self.legacy = legacy;
+                if let Some(target) = self.table.bytes.get_mut(range) {
+                    target.fill(0);
+                }
+                self.received = start;
+                return Err(ChunkError::BadData);
+            }
         }
         Ok(())
     }

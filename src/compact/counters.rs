@@ -25,13 +25,6 @@ pub struct Element {
     pub canonical: bool,
 }
 
-impl Element {
-    /// Positions the entry and its counter take.
-    pub fn span(&self) -> u64 {
-        1 + 2 * self.pairs
-    }
-}
-
 /// The digit base of a table whose fields have `width` bits.
 pub fn base(width: u32) -> u64 {
     (1u64 << width) - 1

@@ -36,6 +36,7 @@ pub use table::table_bytes;
 use crate::bloom::{AddError, CreateError, ItemHash};
 use crate::budget::Budget;
 use counters::{digits, Element};
+
 use table::{Append, Fingerprint, Table};
 
 /// The smallest and largest tables (log2 of the slot count).
@@ -70,6 +71,9 @@ pub struct Compact {
     pub(crate) received: u64,
     /// Fingerprint bits new entries get (`fingerprint_bits(error, generation)`, kept).
     pub(crate) fresh_bits: u32,
+    /// Whether the table is still in encoding 1's form (a repeated entry per add, no
+    /// counters): only while its chunks arrive; it is converted when complete.
+    pub(crate) legacy: bool,
     pub(crate) table: Table,
 }
 
@@ -186,6 +190,7 @@ impl Compact {
             items: 0,
             entries: 0,
             received: table.bytes.len() as u64,
+            legacy: false,
             table,
         })
     }
@@ -352,7 +357,7 @@ impl Compact {
     }
 
     /// Doubles the table if the budget allows its new size; on refusal nothing changes.
-    fn expand(&mut self, budget: &impl Budget) -> Result<(), AddError> {
+    pub(crate) fn expand(&mut self, budget: &impl Budget) -> Result<(), AddError> {
         let log2_slots = self.table.log2_slots + 1;
         let generation = self.generation + 1;
         if log2_slots > MAX_LOG2_SLOTS {
@@ -370,15 +375,14 @@ impl Compact {
         let mut fits = true;
         let mut append = Append::default();
         let deletable = self.deletable;
+        let mut moved: Vec<(u64, u64)> = Vec::new();
         let walked = self.table.for_each_run(|quotient, _, fields| {
             let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
             for half in 0..2u64 {
-                let x = 2 * quotient + half;
-                // Voids (copied into both halves, and entries whose last bit moved) merge.
-                let mut void: Option<u64> = None;
+                moved.clear();
                 for e in counters::elements(fields.len() as u64, old_width, field_at) {
                     let fp = Fingerprint::of_field(e.field, old_width);
-                    let moved = match fp.len {
+                    let kept = match fp.len {
                         0 => fp,
                         len if fp.bits >> (len - 1) == half => Fingerprint {
                             bits: fp.bits & ((1u64 << (len - 1)) - 1),
@@ -386,20 +390,20 @@ impl Compact {
                         },
                         _ => continue,
                     };
-                    if moved.len == 0 {
-                        void = Some(match void {
-                            Some(count) if deletable => count.saturating_add(e.count),
-                            Some(count) => count,
-                            None => e.count,
-                        });
-                        continue;
-                    }
-                    fits &= bigger.append_counted(&mut append, x, moved.field(width), e.count);
-                    entries += e.span();
+                    moved.push((kept.field(width), e.count));
                 }
-                if let Some(count) = void {
-                    let field = Fingerprint { bits: 0, len: 0 }.field(width);
-                    fits &= bigger.append_counted(&mut append, x, field, count);
+                // Equal fingerprints merge: voids copied into both halves and entries whose
+                // last bit moved, or an older encoding's repeated entries.
+                moved.sort_unstable_by_key(|(field, _)| *field);
+                moved.dedup_by(|(field, count), (kept, total)| {
+                    let same = field == kept;
+                    if same && deletable {
+                        *total = total.saturating_add(*count);
+                    }
+                    same
+                });
+                for &(field, count) in &moved {
+                    fits &= bigger.append_counted(&mut append, 2 * quotient + half, field, count);
                     entries += 1 + 2 * digits(count, width).count() as u64;
                 }
             }

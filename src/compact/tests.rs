@@ -367,8 +367,8 @@ fn bad_payloads_are_refused() {
         Err(LoadError::Io)
     );
     assert_eq!(
-        Compact::load(&mut MemoryRdb::new(), 2, NO_LIMIT),
-        Err(LoadError::UnknownVersion(2))
+        Compact::load(&mut MemoryRdb::new(), 3, NO_LIMIT),
+        Err(LoadError::UnknownVersion(3))
     );
     // Chunks out of place.
     let mut loading = Compact::from_header(&good, NO_LIMIT).unwrap();
@@ -635,6 +635,47 @@ fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
                 Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).as_ref(),
                 Ok(&filter)
             );
+        }
+    }
+}
+
+/// Encoding 1's values (a repeated entry per add) load, by RDB and by chunks under header
+/// version 1, converted to counters; one with nothing repeated loads as it was.
+#[test]
+fn encoding_1_values_load_converted() {
+    let mut filter = filled(0.01, true, 300);
+    let mut plain = filter.clone();
+    let (quotient, field) = filter.fresh(Compact::hash(b"again"));
+    for _ in 0..5 {
+        assert!(filter.table.insert(quotient, field));
+    }
+    filter.entries += 5;
+    filter.items += 5;
+    assert_eq!(
+        filter.validate(NO_LIMIT),
+        Err(LoadError::Invalid("counters"))
+    );
+    for (v1, same) in [(&filter, false), (&mut plain, true)] {
+        let mut rdb = MemoryRdb::new();
+        v1.save(&mut rdb);
+        let loaded = Compact::load(&mut rdb, 1, NO_LIMIT).unwrap();
+        loaded.validate(NO_LIMIT).unwrap();
+        assert_eq!(&loaded == v1, same);
+        let mut header = v1.encode_header();
+        header[8] = 1;
+        let mut chunked = Compact::from_header(&header, NO_LIMIT).unwrap();
+        for (iter, bytes) in v1.chunks() {
+            chunked.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+        }
+        assert_eq!(chunked, loaded);
+        assert!((0..300).all(|i| loaded.contains(&id(5, i))));
+        if !same {
+            let mut loaded = loaded;
+            assert!(loaded.table.slots() > filter.table.slots());
+            for _ in 0..5 {
+                assert_eq!(loaded.delete(b"again"), Ok(true));
+            }
+            loaded.validate(NO_LIMIT).unwrap();
         }
     }
 }
