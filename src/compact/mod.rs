@@ -42,6 +42,10 @@ use table::{Append, Fingerprint, Table};
 /// The smallest and largest tables (log2 of the slot count).
 pub const MIN_LOG2_SLOTS: u32 = 6;
 pub const MAX_LOG2_SLOTS: u32 = 40;
+/// The tightest error rate taken: its fingerprints still fit a slot (`MAX_WIDTH`) in every
+/// generation up to the largest table (F5: a tighter one ran out of slot bits millions of
+/// items in, where nobody had been told of a limit).
+pub const MIN_ERROR: f64 = 1.6e-14;
 /// Field bits a slot may hold (a slot of `2 + width` bits is read in one 8-byte window).
 pub const MAX_WIDTH: u32 = 55;
 /// The table doubles before an add would take it past this load (tenths of its slots).
@@ -170,7 +174,7 @@ impl Compact {
         deletable: bool,
         budget: impl Budget,
     ) -> Result<Compact, CreateError> {
-        if !(error > 0.0 && error < 1.0) {
+        if !(MIN_ERROR..1.0).contains(&error) {
             return Err(CreateError::Invalid);
         }
         let width = width_for(error, 0).ok_or(CreateError::Invalid)?;
@@ -247,6 +251,11 @@ impl Compact {
 
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
+        // Between LOADCHUNK calls the table is not validated yet: nothing is read, and every
+        // item reads absent (F3; writes are refused then).
+        if !self.is_loaded() {
+            return false;
+        }
         let (quotient, query) = self.locate(hash);
         self.table.contains(quotient, query)
     }

@@ -98,18 +98,17 @@ impl Table {
     /// An empty table, or None if it cannot be allocated.
     pub fn new(log2_slots: u32, width: u32) -> Option<Table> {
         let len = usize::try_from(table_bytes(log2_slots, width)?).ok()?;
-        let mut bytes = Vec::new();
-        bytes.try_reserve_exact(len).ok()?;
-        bytes.resize(len, 0);
+        // A zeroed allocation: large ones come as fresh pages the system zeroes when first
+        // touched, so a big table (a doubling, a LOADCHUNK header) costs no pass of writes.
+        // The size was admitted against the limits before.
+        let bytes = vec![0u8; len];
         Self::from_bytes(log2_slots, width, bytes)
     }
 
     /// A table around bytes of the right length (offsets zero until rebuilt).
     pub fn from_bytes(log2_slots: u32, width: u32, bytes: Vec<u8>) -> Option<Table> {
         let blocks = usize::try_from(1u64.checked_shl(log2_slots)? / 64).ok()?;
-        let mut offsets = Vec::new();
-        offsets.try_reserve_exact(blocks).ok()?;
-        offsets.resize(blocks, 0);
+        let offsets = vec![0u16; blocks];
         Some(Table {
             log2_slots,
             width,

@@ -57,6 +57,8 @@ pub enum ArgError {
     CompactNonScaling,
     /// COMPACT together with a window.
     CompactWithWindow,
+    /// COMPACT with an error rate tighter than its slots hold up to the largest table.
+    CompactErrorRate,
 }
 
 /// Longest WINDOW in seconds (ten 365-day years, the core's limit).
@@ -149,7 +151,7 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     if counting && window.is_some() {
         return Err(ArgError::CountingWithWindow);
     }
-    check_compact(compact, scaling, window)?;
+    check_compact(compact, scaling, window, error)?;
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
@@ -162,10 +164,18 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
 }
 
 /// A compact filter grows by doubling and keeps no window.
-fn check_compact(compact: bool, scaling: bool, window: Option<WindowSpec>) -> Result<(), ArgError> {
+fn check_compact(
+    compact: bool,
+    scaling: bool,
+    window: Option<WindowSpec>,
+    error: f64,
+) -> Result<(), ArgError> {
     match (compact, scaling, window) {
         (true, false, _) => Err(ArgError::CompactNonScaling),
         (true, _, Some(_)) => Err(ArgError::CompactWithWindow),
+        (true, _, _) if error > 0.0 && error < crate::compact::MIN_ERROR => {
+            Err(ArgError::CompactErrorRate)
+        }
         _ => Ok(()),
     }
 }
@@ -272,7 +282,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if options.counting && window.is_some() {
         return Err(ArgError::CountingWithWindow);
     }
-    check_compact(options.compact, options.scaling, window)?;
+    check_compact(options.compact, options.scaling, window, options.error)?;
     // The module's default (bf-compact) makes compact what nothing asks otherwise.
     let compact = options.compact || (defaults.compact && options.scaling && window.is_none());
     let InsertOptions {

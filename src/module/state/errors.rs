@@ -146,6 +146,7 @@ impl From<bf::ArgError> for CommandError {
             bf::ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
             bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
             bf::ArgError::CompactNonScaling => COMPACT_NONSCALING,
+            bf::ArgError::CompactErrorRate => COMPACT_ERROR_RATE,
             bf::ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
         };
         CommandError::Reply(text)
@@ -216,6 +217,8 @@ pub const NOT_COUNTING: &CStr =
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
 pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
+pub const COMPACT_ERROR_RATE: &CStr =
+    c"ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table";
 
 // Cuckoo
 pub const CF_PARSE_MAX_ITERATIONS: &CStr = c"Couldn't parse MAXITERATIONS";
