@@ -695,3 +695,139 @@ fn the_error_rate_is_honoured_up_to_the_largest_table() {
         );
     }
 }
+
+/// A value the validator accepts, crafted at random: any table size and generation, entries
+/// at random quotients (or packed from slot 0), void entries from none to all, counters.
+fn crafted(rng: &mut Rng) -> Compact {
+    let log2 = 6 + rng.below(5) as u32;
+    let error = [0.5, 0.01, 0.3][rng.below(3) as usize];
+    let generation = rng.below(u64::from(log2 - MIN_LOG2_SLOTS) + 1) as u32;
+    let width = width_for(error, generation).unwrap();
+    let deletable = rng.below(3) > 0;
+    let mut table = Table::new(log2, width).unwrap();
+    let slots = table.slots();
+    let (voids, packed) = ([0, 2, 10, 10][rng.below(4) as usize], rng.below(3) == 0);
+    let target = rng.below(max_entries(slots) + 1);
+    let (mut entries, mut items) = (0u64, 0u64);
+    let void = Fingerprint { bits: 0, len: 0 }.field(width);
+    while entries + 3 <= target {
+        let q = if packed {
+            entries % slots
+        } else {
+            rng.below(slots)
+        };
+        let field = if rng.below(10) < voids {
+            void
+        } else {
+            let len = 1 + rng.below(u64::from(width) - 1) as u32;
+            let bits = rng.below(1 << len);
+            Fingerprint { bits, len }.field(width)
+        };
+        let existing = table
+            .run(q)
+            .and_then(|run| table.run_elements(run).find(|e| e.field == field));
+        if existing.is_some() {
+            continue;
+        }
+        assert!(table.insert(q, field));
+        entries += 1;
+        items += 1;
+        if deletable && rng.below(4) == 0 {
+            let e = table
+                .run(q)
+                .and_then(|run| table.run_elements(run).find(|e| e.field == field))
+                .unwrap();
+            let count = 2 + rng.below(5000);
+            entries = entries.saturating_add_signed(table.set_count(q, e, count).unwrap());
+            items += count - 1;
+        }
+    }
+    table.rebuild_offsets();
+    Compact {
+        error,
+        generation,
+        deletable,
+        items,
+        entries,
+        received: table.bytes.len() as u64,
+        fresh_bits: fingerprint_bits(error, generation).unwrap(),
+        legacy: false,
+        table,
+    }
+}
+
+/// F1: whatever the validator accepts, every add and delete either leaves a value it
+/// accepts or is refused with nothing changed (crafted values, void-heavy ones included).
+#[test]
+fn every_operation_keeps_an_accepted_value_valid() {
+    let mut rng = Rng::new(0xf1);
+    let mut refused = 0;
+    for case in 0..300 {
+        let mut filter = crafted(&mut rng);
+        filter
+            .validate(NO_LIMIT)
+            .unwrap_or_else(|e| panic!("case {case}: {e:?}"));
+        let mut added: Vec<u64> = Vec::new();
+        for op in 0..300u64 {
+            let before = filter.clone();
+            let item = if !added.is_empty() && rng.below(3) == 0 {
+                added.swap_remove(rng.below(added.len() as u64) as usize)
+            } else {
+                u64::MAX
+            };
+            let changed = if item != u64::MAX && filter.is_deletable() {
+                filter.delete(&id(case, item)).is_ok()
+            } else {
+                let fresh = 1_000_000 + op;
+                let ok = filter.add(&id(case, fresh), NO_LIMIT).is_ok();
+                if ok {
+                    added.push(fresh);
+                }
+                ok
+            };
+            if changed {
+                filter
+                    .validate(NO_LIMIT)
+                    .unwrap_or_else(|e| panic!("case {case} op {op}: {e:?}"));
+            } else {
+                assert_eq!(filter, before, "case {case} op {op}: refused, yet changed");
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 0,
+        "some crafted values are too full of voids to double"
+    );
+}
+
+/// F1's value: 2048 slots, slots 0..1842 each a void entry of its own quotient, deletable.
+/// Its doubling would be as full as it is: the add is refused, the value stays loadable.
+#[test]
+fn a_table_of_voids_refuses_the_add_that_cannot_fit() {
+    let (error, generation, log2) = (0.01, 5, 11);
+    let width = width_for(error, generation).unwrap();
+    let mut table = Table::new(log2, width).unwrap();
+    let void = Fingerprint { bits: 0, len: 0 }.field(width);
+    for q in 0..1843 {
+        assert!(table.insert(q, void));
+    }
+    table.rebuild_offsets();
+    let mut filter = Compact {
+        error,
+        generation,
+        deletable: true,
+        items: 1843,
+        entries: 1843,
+        received: table.bytes.len() as u64,
+        fresh_bits: fingerprint_bits(error, generation).unwrap(),
+        legacy: false,
+        table,
+    };
+    filter.validate(NO_LIMIT).unwrap();
+    let before = filter.clone();
+    assert_eq!(filter.add(b"x", NO_LIMIT), Err(AddError::CannotGrow));
+    assert_eq!(filter, before);
+    assert_eq!(filter.delete(b"x"), Ok(true));
+    filter.validate(NO_LIMIT).unwrap();
+}
