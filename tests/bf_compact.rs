@@ -425,11 +425,21 @@ fn an_error_rate_tighter_than_the_slots_hold_is_refused() {
 /// A compact LOADCHUNK header (version 1) and the table of `log2` slots whose slots
 /// `0..voids` each hold a void entry of their own quotient (as far as the voids go, when
 /// that is less than the whole table).
-fn voids_value(log2: u32, width: u32, generation: u32, voids: u64) -> (Vec<u8>, Vec<u8>) {
+fn voids_value(
+    log2: u32,
+    width: u32,
+    generation: u32,
+    voids: u64,
+    whole: bool,
+) -> (Vec<u8>, Vec<u8>) {
     let slots = 1u64 << log2;
     let block = 16 + 8 * width as usize;
     // The whole table, or (for a first chunk) as far as the voids go.
-    let blocks = (slots / 64).min(voids.div_ceil(64).max(1));
+    let blocks = if whole {
+        slots / 64
+    } else {
+        voids.div_ceil(64)
+    };
     let mut table = vec![0u8; blocks as usize * block + 7];
     for i in 0..voids {
         let base = (i / 64) as usize * block;
@@ -459,10 +469,15 @@ fn a_value_full_of_voids_refuses_the_add_and_stays_loadable() {
     let s = Server::start();
     let mut c = s.client();
     // Error 0.01 at generation 5: 11-bit fields.
-    let (header, table) = voids_value(11, 11, 5, 1843);
+    let (header, table) = voids_value(11, 11, 5, 1843, true);
     assert_eq!(call!(c, "BF.LOADCHUNK", "k", "1", header.as_slice()), ok());
     let iter = (table.len() + 1).to_string();
     assert_eq!(call!(c, "BF.LOADCHUNK", "k", iter, table.as_slice()), ok());
+    let debug = call!(c, "BF.DEBUG", "k").array();
+    assert!(
+        debug[1].text().contains("entries:1843 capacity:1843"),
+        "{debug:?}"
+    );
     let digest = digests(&mut c, &["k"]);
     assert_eq!(
         call!(c, "BF.ADD", "k", "x"),
@@ -484,7 +499,7 @@ fn a_value_full_of_voids_refuses_the_add_and_stays_loadable() {
 fn a_half_loaded_filter_answers_at_once() {
     let s = Server::start();
     let mut c = s.client();
-    let (header, chunk) = voids_value(26, 11, 10, 40_000);
+    let (header, chunk) = voids_value(26, 11, 10, 40_000, false);
     assert_eq!(call!(c, "BF.LOADCHUNK", "k", "1", header.as_slice()), ok());
     let chunk = &chunk[..chunk.len() - 7];
     let iter = (chunk.len() + 1).to_string();
