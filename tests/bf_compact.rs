@@ -315,7 +315,7 @@ fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
     for _ in 0..100 {
         c.read();
     }
-    let mut draws = Draws(0x5eed_f4);
+    let mut draws = Draws(0x005e_edf4);
     let (mut outstanding, mut dups) = (Vec::<String>::new(), 100_000u64);
     let mut next = 0u64;
     for _ in 0..30 {
