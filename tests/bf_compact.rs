@@ -291,6 +291,23 @@ fn digests(c: &mut Client, keys: &[&str]) -> Vec<Reply> {
         .collect()
 }
 
+/// A `COMPACT COUNTING` filter `k` at `error`, and `thousands` pipelined BF.MADD of 1000
+/// adds of the item `dup`; returns those 1000 arguments.
+fn counted_with_duplicates(c: &mut Client, error: &str, thousands: usize) -> Vec<String> {
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", error, "1", "COMPACT", "COUNTING"),
+        ok()
+    );
+    let dup = vec!["dup".to_string(); 1000];
+    for _ in 0..thousands {
+        c.send(&[&["BF.MADD".to_string(), "k".to_string()], dup.as_slice()].concat());
+    }
+    for _ in 0..thousands {
+        c.read();
+    }
+    dup
+}
+
 /// F4 (issue 26): `0.5 COMPACT COUNTING`, 100,000 adds of one item by BF.MADD of 1000, then
 /// pipelined batches of BF.ADD of new items and BF.DEL of items with adds outstanding (half
 /// of them of the first item). No item with adds outstanding reads absent; DUMP/RESTORE,
@@ -304,17 +321,7 @@ fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
     let mut replica = Server::replica_of(&primary, module_path(), &panic);
     let (mut c, mut r) = (primary.client(), replica.client());
     wait_replica_linked(&mut r);
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.5", "1", "COMPACT", "COUNTING"),
-        ok()
-    );
-    let dup = vec!["dup".to_string(); 1000];
-    for _ in 0..100 {
-        c.send(&[&["BF.MADD".to_string(), "k".to_string()], dup.as_slice()].concat());
-    }
-    for _ in 0..100 {
-        c.read();
-    }
+    counted_with_duplicates(&mut c, "0.5", 100);
     let mut draws = Draws(0x005e_edf4);
     let (mut outstanding, mut dups) = (Vec::<String>::new(), 100_000u64);
     let mut next = 0u64;
@@ -371,17 +378,7 @@ fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
 fn a_million_adds_of_one_item_cost_one_entry() {
     let s = Server::start();
     let mut c = s.client();
-    assert_eq!(
-        call!(c, "BF.RESERVE", "k", "0.01", "1", "COMPACT", "COUNTING"),
-        ok()
-    );
-    let dup = vec!["dup".to_string(); 1000];
-    for _ in 0..1000 {
-        c.send(&[&["BF.MADD".to_string(), "k".to_string()], dup.as_slice()].concat());
-    }
-    for _ in 0..1000 {
-        c.read();
-    }
+    let dup = counted_with_duplicates(&mut c, "0.01", 1000);
     let size = info(&mut c, "k")[1].1.int();
     assert!(size < 2000, "a million adds of one item take {size} bytes");
     c.set_reply_timeout(std::time::Duration::from_secs(2));
