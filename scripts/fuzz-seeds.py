@@ -144,3 +144,32 @@ for command, lists in ARGUMENT_LISTS.items():
         with open(os.path.join(out, "args", f"{command}_{n}"), "wb") as f:
             f.write(b"\0".join(word.encode() for word in words.split(" ")))
 print(f"seeds written to {out}")
+
+def model_seeds():
+    """The model targets' seeds: each stored target's seeds as the value to start from (origin
+    byte 1, the value length-prefixed, with the mode byte the kind's decoder reads), and new
+    values of a few shapes (origin byte 0, shape and variant bytes), each followed by the same
+    mix of operations."""
+    ops = bytes(range(256)) + bytes([0x04, 0x20, 0x06, 0x08, 0x0b, 0x0c, 0x05, 0x40, 0x0d, 0x10])
+    sources = {
+        "model_chain": (("bloom_chunks", b"\x01"), ("bloom_rdb", b"\x00")),
+        "model_cuckoo": (("cuckoo_chunks", b"\x01"), ("cuckoo_rdb", b"\x00")),
+        "model_windowed": (("windowed", b""),),
+        "model_sparse": (("sparse", b""),),
+        "model_counting": (("counting", b""),),
+        "model_compact": (("compact", b""),),
+        "model_compact_counting": (("compact", b""),),
+    }
+    for target, kinds in sources.items():
+        os.makedirs(os.path.join(out, target), exist_ok=True)
+        for source, mode in kinds:
+            folder = os.path.join(out, source)
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+                value = mode + open(os.path.join(folder, name), "rb").read()
+                with open(os.path.join(out, target, f"{source}_{name}"), "wb") as f:
+                    f.write(b"\x01" + blob(value) + ops)
+        for shape in (0x00, 0x01, 0x02, 0x25, 0x46, 0x8b):
+            with open(os.path.join(out, target, f"new_{shape:02x}"), "wb") as f:
+                f.write(bytes([0, shape, shape >> 3]) + ops)
+
+model_seeds()

@@ -12,8 +12,10 @@ else
     fuzz=(cargo fuzz run -s none)
 fi
 python3 scripts/fuzz-seeds.py fuzz/corpus
-for target in bloom_chunks cuckoo_chunks bloom_rdb cuckoo_rdb windowed sparse counting compact args; do
+for target in bloom_chunks cuckoo_chunks bloom_rdb cuckoo_rdb windowed sparse counting compact args \
+    model_chain model_sparse model_windowed model_counting model_compact model_compact_counting model_cuckoo; do
     [ -f "fuzz/fuzz_targets/$target.rs" ] || continue
+    mkdir -p "fuzz/corpus/$target"
     echo "== $target (${seconds}s)"
     "${fuzz[@]}" "$target" "fuzz/corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048 2>&1 |
         grep -E '^(Done|#[0-9]+.*DONE)|ERROR|panicked|SUMMARY|Test unit written' || true

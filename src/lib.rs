@@ -16,6 +16,8 @@ pub mod windowed;
 
 #[cfg(test)]
 mod construction_tests;
+#[cfg(any(test, feature = "model-check"))]
+pub mod model;
 #[cfg(test)]
 mod test_rng;
 

@@ -16,6 +16,9 @@
 #                    with and without 80% idle users (compact filters next to the tiers and the
 #                    sparse start), and the time-stepped run again with compact filters next to
 #                    the windowed ones (--compact, feed_forget-compact.json)
+#   compact_guarantees.py  issue 26's bounds: BF.MADD/MEXISTS/MDEL on a COMPACT COUNTING filter
+#                    holding 1M adds of one item against one without duplicates, and the longest
+#                    command while a compact filter and the default chain grow to 10M items
 # and prints the tables of the README and docs/ from the JSON (tables.py).
 # Usage: scripts/bench/run.sh [--quick] [--module PATH] [--users N]
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
@@ -30,10 +33,12 @@ sparse_args=()
 forget_args=(--days 90 --window-days 30)
 counting_args=()
 compact_args=()
+guarantees_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) stats_args+=(--quick); feed_args+=(--quick); forget_args+=(--quick)
-            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick) ;;
+            sparse_args+=(--quick); counting_args+=(--quick); compact_args+=(--quick)
+            guarantees_args+=(--quick) ;;
         --module) stats_args+=(--module "$2"); shift ;;
         --users) feed_args+=(--users "$2"); shift ;;
         *) echo "unknown option: $1 (see the top of $0)" >&2; exit 2 ;;
@@ -74,5 +79,7 @@ feed_with_sparse docs/bench/feed_dedup-compact.json --compact --idle-share 0
 feed_with_sparse docs/bench/feed_dedup-compact-idle.json --compact --idle-share 0.8
 "$python" scripts/bench/feed_dedup.py --bloomrs-fault "$fault_module" "${forget_args[@]}" --compact \
     --out docs/bench/feed_forget-compact.json
+echo "== compact guarantees (scripts/bench/compact_guarantees.py)"
+"$python" scripts/bench/compact_guarantees.py --bloomrs "$module" "${guarantees_args[@]}"
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py
