@@ -141,7 +141,6 @@ fn cuckoo_filters_keep_every_item_with_adds_outstanding() {
 /// F4 at full size (issue 26): at 0.5 from the smallest table, 100,000 adds of one item, then
 /// 13,500 adds of new items and deletes of items with adds outstanding.
 #[test]
-#[ignore = "issue 26 (F4): fails on the compact table until the compact core counts duplicates"]
 fn compact_counting_survives_f4() {
     f4::<CompactCounting>(0.5, 100_000, 13_500, 0xf4);
 }
