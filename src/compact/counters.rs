@@ -97,7 +97,11 @@ impl Table {
     pub fn run_elements(&self, (start, end): (u64, u64)) -> impl Iterator<Item = Element> + '_ {
         let mask = self.slots() - 1;
         let len = (end.wrapping_sub(start) & mask) + 1;
-        elements(len, self.width, move |k| self.field((start + k) & mask)).map(move |mut e| {
+        elements(len, self.width, move |k| {
+            super::meter::add(1);
+            self.field((start + k) & mask)
+        })
+        .map(move |mut e| {
             e.at = (start + e.at) & mask;
             e
         })

@@ -27,6 +27,7 @@
 
 mod codec;
 mod counters;
+pub mod meter;
 mod runs;
 mod table;
 
@@ -307,7 +308,8 @@ impl Compact {
             return Ok(false);
         }
         if self.entries + MOST_AN_ADD_NEEDS > max_entries(self.table.slots()) {
-            self.expand(&budget)?;
+            let slots = 3 * self.table.slots();
+            meter::doubling(slots, || self.expand(&budget))?;
         }
         let (quotient, field) = self.fresh(hash);
         let used = match self.equal(quotient, field) {

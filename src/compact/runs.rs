@@ -25,6 +25,7 @@ impl Table {
         let mut word = self.meta_word(1, w) & (u64::MAX << (from & 63));
         let mut k = k;
         for _ in 0..=words {
+            super::meter::add(1);
             let count = u64::from(word.count_ones());
             if count >= k {
                 for _ in 1..k {

@@ -245,6 +245,7 @@ impl Table {
         let mut seen = 0;
         let mut i = s;
         for _ in 0..self.slots() {
+            super::meter::add(1);
             if self.is_empty(i) {
                 return None;
             }
@@ -265,6 +266,7 @@ impl Table {
         let mut s = x;
         let mut rank = u64::from(self.occupied(x));
         for _ in 0..self.slots() {
+            super::meter::add(1);
             let p = self.prev(s);
             if self.is_empty(p) {
                 return Some((s, rank));
@@ -317,7 +319,9 @@ impl Table {
             return false;
         };
         let mut i = empty;
+        super::meter::add(1);
         while i != p {
+            super::meter::add(1);
             let from = self.prev(i);
             self.set_entry(i, self.slot(from));
             i = from;
@@ -381,6 +385,7 @@ impl Table {
     pub(super) fn first_empty(&self, from: u64) -> Option<u64> {
         let mut i = from;
         for _ in 0..self.slots() {
+            super::meter::add(1);
             if self.is_empty(i) {
                 return Some(i);
             }
@@ -393,6 +398,7 @@ impl Table {
     fn next_occupied(&self, q: u64) -> Option<u64> {
         let mut i = self.next(q);
         for _ in 0..self.slots() {
+            super::meter::add(1);
             if self.occupied(i) {
                 return Some(i);
             }
@@ -415,6 +421,7 @@ impl Table {
         let mut hole = d;
         let mut i = self.next(d);
         for _ in 0..self.slots() {
+            super::meter::add(1);
             // Slot i's predecessor still holds what it held: emptiness is read as before.
             if self.is_empty(i) {
                 break;

@@ -497,6 +497,13 @@ fn duplicates_are_counted_not_stored() {
             assert_eq!(filter.add(b"again", NO_LIMIT), Ok(k == 0));
         }
         assert_eq!(filter.table.slots(), slots, "{error} {c}: no doubling");
+        // A lookup, an add and a delete of the item read a few slots, however many adds.
+        meter::take();
+        assert!(filter.contains(b"again"));
+        filter.add(b"again", NO_LIMIT).unwrap();
+        assert_eq!(filter.delete(b"again"), Ok(true));
+        let (work, doubling) = meter::take();
+        assert!(work < 300 && doubling == 0, "{error} {c}: {work} slots");
         let width = u64::from(filter.table.width);
         let extra = filter.entries - entries;
         let pairs = extra.saturating_sub(1) / 2;
