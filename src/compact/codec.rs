@@ -246,10 +246,17 @@ impl Compact {
     pub fn encode_header(&self) -> Vec<u8> {
         let s = Shape::of(self);
         let mut out = Vec::with_capacity(HEADER_LEN);
+        // A table still in encoding 1's form says so by header version 1, as it came: one
+        // header for one filter.
+        let version = if self.legacy {
+            LEGACY_HEADER
+        } else {
+            HEADER_VERSION
+        };
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&HEADER_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&s.error.to_le_bytes());
-        for field in [s.log2_slots, s.generation, s.width, s.flags] {
+        for field in [s.log2_slots, s.generation, s.width, s.flags & !FLAG_LEGACY] {
             out.extend_from_slice(&(field as u32).to_le_bytes());
         }
         out.extend_from_slice(&s.items.to_le_bytes());
@@ -282,7 +289,8 @@ impl Compact {
         let (log2_slots, generation, width, flags) = (u32_at(), u32_at(), u32_at(), u32_at());
         let (items_low, items_high, entries_low, entries_high) =
             (u32_at(), u32_at(), u32_at(), u32_at());
-        if version == LEGACY_HEADER && flags & FLAG_LEGACY != 0 {
+        // The legacy flag is the RDB's: a header says it by its version.
+        if flags & FLAG_LEGACY != 0 {
             return Err(HeaderError::BadData);
         }
         let legacy = if version == LEGACY_HEADER {

@@ -671,6 +671,7 @@ fn encoding_1_values_load_converted() {
         let mut header = v1.encode_header();
         header[8] = 1;
         let mut chunked = Compact::from_header(&header, NO_LIMIT).unwrap();
+        assert_eq!(chunked.encode_header(), header, "one header for one filter");
         for (iter, bytes) in v1.chunks() {
             chunked.load_chunk(iter, bytes, NO_LIMIT).unwrap();
         }
