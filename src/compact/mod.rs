@@ -321,7 +321,7 @@ impl Compact {
             None => return Err(AddError::CannotGrow),
         };
         self.entries = self.entries.saturating_add_signed(used);
-        self.items += 1;
+        self.items = self.items.saturating_add(1);
         Ok(!present)
     }
 
