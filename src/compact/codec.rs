@@ -15,6 +15,7 @@
 //! in one buffer. Read as RedisBloom's first header field (the item count) the magic
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
+use super::counters;
 use super::table::{table_bytes, Table};
 use super::{
     fingerprint_bits, max_entries, value_bytes, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS,
@@ -24,10 +25,16 @@ use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// The first eight bytes of every compact header.
 pub const MAGIC: &[u8; 8] = b"bloomrsP";
-pub const ENCODING_VERSION: i32 = 1;
-const HEADER_VERSION: u32 = 1;
+/// Encoding 2 counts repeated adds (`counters`); encoding 1's values (and SCANDUMP header
+/// version 1's) still load, converted: one way, a server without counters cannot read 2.
+pub const ENCODING_VERSION: i32 = 2;
+const LEGACY_ENCODING: i32 = 1;
+const HEADER_VERSION: u32 = 2;
+const LEGACY_HEADER: u32 = 1;
 const HEADER_LEN: usize = 52;
 const FLAG_DELETABLE: u64 = 1;
+/// The table is in encoding 1's form (only while its chunks arrive).
+const FLAG_LEGACY: u64 = 2;
 
 /// The fields a header or an RDB value carries, before any table is allocated.
 struct Shape {
@@ -46,7 +53,7 @@ impl Shape {
         if !(self.error > 0.0 && self.error < 1.0) {
             return Err(LoadError::Invalid("error rate"));
         }
-        if self.flags & !FLAG_DELETABLE != 0 {
+        if self.flags & !(FLAG_DELETABLE | FLAG_LEGACY) != 0 {
             return Err(LoadError::Invalid("unknown flags"));
         }
         let log2_slots = u32::try_from(self.log2_slots)
@@ -60,7 +67,8 @@ impl Shape {
         let width = width_for(self.error, generation)
             .filter(|w| u64::from(*w) == self.width)
             .ok_or(LoadError::Invalid("slot width"))?;
-        if self.entries > max_entries(1 << log2_slots) || self.items > self.entries {
+        // Items may exceed the slots in use: an entry with a counter holds many.
+        if self.entries > max_entries(1 << log2_slots) {
             return Err(LoadError::Invalid("item counts"));
         }
         if value_bytes(log2_slots, width).is_none_or(|b| b > max_bytes) {
@@ -75,7 +83,8 @@ impl Shape {
             log2_slots: u64::from(filter.table.log2_slots),
             generation: u64::from(filter.generation),
             width: u64::from(filter.table.width),
-            flags: if filter.deletable { FLAG_DELETABLE } else { 0 },
+            flags: u64::from(filter.deletable) * FLAG_DELETABLE
+                + u64::from(filter.legacy) * FLAG_LEGACY,
             items: filter.items,
             entries: filter.entries,
         }
@@ -91,6 +100,7 @@ impl Shape {
             items: self.items,
             entries: self.entries,
             received,
+            legacy: self.flags & FLAG_LEGACY != 0,
             table,
         }
     }
@@ -101,6 +111,15 @@ impl Compact {
     /// fields a filter could have, a size within `max_bytes`, a table whose metadata describe
     /// runs holding exactly `entries` entries, and no stray bits past the last slot.
     pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
+        if self.legacy && self.is_loaded() {
+            return Err(LoadError::Invalid("table in encoding 1"));
+        }
+        self.check(max_bytes)
+    }
+
+    /// [`Self::validate`] without the rule that a complete table is in encoding 2 (a table
+    /// in encoding 1 has a repeated entry per add, and no counters).
+    fn check(&self, max_bytes: u64) -> Result<(), LoadError> {
         let (log2_slots, _, width) = Shape::of(self).check(max_bytes)?;
         if self.table.log2_slots != log2_slots || self.table.width != width {
             return Err(LoadError::Invalid("table shape"));
@@ -129,7 +148,24 @@ impl Compact {
         if stray {
             return Err(LoadError::Invalid("bits past the table"));
         }
-        match self.table.for_each_run(|_, _, _| {}) {
+        // Every run: entries with counters in their one form (only a deletable filter counts),
+        // each fingerprint once.
+        let mut seen: Vec<u64> = Vec::new();
+        let mut sound = true;
+        let walked = self.table.for_each_run(|_, _, fields| {
+            seen.clear();
+            let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
+            for e in counters::elements(fields.len() as u64, width, field_at) {
+                sound &= e.canonical && ((self.deletable && !self.legacy) || e.pairs == 0);
+                seen.push(e.field);
+            }
+            seen.sort_unstable();
+            sound &= self.legacy || seen.windows(2).all(|w| w.first() != w.get(1));
+        });
+        if !sound {
+            return Err(LoadError::Invalid("counters"));
+        }
+        match walked {
             Some(entries) if entries == self.entries => Ok(()),
             Some(_) => Err(LoadError::Invalid("entry count")),
             None => Err(LoadError::Invalid("table metadata")),
@@ -150,7 +186,7 @@ impl Compact {
     }
 
     pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Compact, LoadError> {
-        if encver != ENCODING_VERSION {
+        if encver != ENCODING_VERSION && encver != LEGACY_ENCODING {
             return Err(LoadError::UnknownVersion(encver));
         }
         let shape = Shape {
@@ -163,6 +199,13 @@ impl Compact {
             entries: r.read_unsigned()?,
         };
         let received = r.read_unsigned()?;
+        if encver == LEGACY_ENCODING && shape.flags & FLAG_LEGACY != 0 {
+            return Err(LoadError::Invalid("unknown flags"));
+        }
+        let mut shape = shape;
+        if encver == LEGACY_ENCODING {
+            shape.flags |= FLAG_LEGACY;
+        }
         let (log2_slots, generation, width) = shape.check(max_bytes)?;
         let bytes = r.read_buffer()?;
         if bytes.len() as u64 != table_bytes(log2_slots, width).unwrap_or(0) {
@@ -170,11 +213,28 @@ impl Compact {
         }
         let table = Table::from_bytes(log2_slots, width, bytes).ok_or(LoadError::TooLarge)?;
         let mut filter = shape.filter(generation, table, received);
-        filter.validate(max_bytes)?;
+        filter.check(max_bytes)?;
         if filter.is_loaded() {
             filter.table.rebuild_offsets();
+            filter.upgrade(max_bytes)?;
         }
         Ok(filter)
+    }
+
+    /// A complete table in encoding 1's form brought to encoding 2: one doubling merges its
+    /// repeated entries into counters (an add would have doubled it soon; one that cannot
+    /// double is refused). A table with no repeated entry is the same in both.
+    fn upgrade(&mut self, max_bytes: u64) -> Result<(), LoadError> {
+        if !self.legacy {
+            return Ok(());
+        }
+        self.legacy = false;
+        if self.validate(max_bytes).is_ok() {
+            return Ok(());
+        }
+        self.expand(&max_bytes)
+            .map_err(|_| LoadError::Invalid("encoding 1 table too full to convert"))?;
+        self.validate(max_bytes)
     }
 
     /// Whether a LOADCHUNK header is a compact filter's.
@@ -186,10 +246,17 @@ impl Compact {
     pub fn encode_header(&self) -> Vec<u8> {
         let s = Shape::of(self);
         let mut out = Vec::with_capacity(HEADER_LEN);
+        // A table still in encoding 1's form says so by header version 1, as it came: one
+        // header for one filter.
+        let version = if self.legacy {
+            LEGACY_HEADER
+        } else {
+            HEADER_VERSION
+        };
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&HEADER_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&s.error.to_le_bytes());
-        for field in [s.log2_slots, s.generation, s.width, s.flags] {
+        for field in [s.log2_slots, s.generation, s.width, s.flags & !FLAG_LEGACY] {
             out.extend_from_slice(&(field as u32).to_le_bytes());
         }
         out.extend_from_slice(&s.items.to_le_bytes());
@@ -200,13 +267,13 @@ impl Compact {
     /// A filter awaiting its table's chunks, as a header describes it (checked by the
     /// validator's field checks before the zeroed table is allocated).
     pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<Compact, HeaderError> {
-        let body = match bytes.split_first_chunk::<12>() {
+        let (version, body) = match bytes.split_first_chunk::<12>() {
             Some((head, body)) if bytes.len() == HEADER_LEN && head.starts_with(MAGIC) => {
                 let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-                if version != HEADER_VERSION {
+                if version != HEADER_VERSION && version != LEGACY_HEADER {
                     return Err(HeaderError::BadData);
                 }
-                body
+                (version, body)
             }
             _ => return Err(HeaderError::BadData),
         };
@@ -222,12 +289,21 @@ impl Compact {
         let (log2_slots, generation, width, flags) = (u32_at(), u32_at(), u32_at(), u32_at());
         let (items_low, items_high, entries_low, entries_high) =
             (u32_at(), u32_at(), u32_at(), u32_at());
+        // The legacy flag is the RDB's: a header says it by its version.
+        if flags & FLAG_LEGACY != 0 {
+            return Err(HeaderError::BadData);
+        }
+        let legacy = if version == LEGACY_HEADER {
+            FLAG_LEGACY
+        } else {
+            0
+        };
         let shape = Shape {
             error: f64::from_bits(error_high << 32 | error_low),
             log2_slots,
             generation,
             width,
-            flags,
+            flags: flags | legacy,
             items: items_high << 32 | items_low,
             entries: entries_high << 32 | entries_low,
         };
@@ -275,15 +351,21 @@ impl Compact {
         };
         target.copy_from_slice(data);
         self.received += len;
-        if self.is_loaded() && self.validate(max_bytes).is_err() {
-            if let Some(target) = self.table.bytes.get_mut(range) {
-                target.fill(0);
-            }
-            self.received = start;
-            return Err(ChunkError::BadData);
-        }
         if self.is_loaded() {
-            self.table.rebuild_offsets();
+            let legacy = self.legacy;
+            let converted = self.check(max_bytes).and_then(|()| {
+                self.table.rebuild_offsets();
+                self.upgrade(max_bytes)
+            });
+            if converted.is_err() {
+                // A refused conversion changed nothing but the flag.
+                self.legacy = legacy;
+                if let Some(target) = self.table.bytes.get_mut(range) {
+                    target.fill(0);
+                }
+                self.received = start;
+                return Err(ChunkError::BadData);
+            }
         }
         Ok(())
     }

@@ -19,12 +19,15 @@
 //! changes no entry's share). New entries get the longest fingerprint their slot holds, and
 //! the slot width grows only when a generation's share needs a longer one.
 //!
-//! Deleting: each add stores an entry (in the deletable form, even for an item that reads
-//! present), and a delete removes the longest fingerprint matching the item. That keeps every
+//! Deleting: each add stores an entry or counts one more add of the same fingerprint in its
+//! run (in the deletable form, even for an item that reads present; see `counters`), and a
+//! delete takes one count off the longest fingerprint matching the item. That keeps every
 //! other added item present: if the removed entry was another item's, the deleted item's own
 //! entry is no longer and matches it too (both are prefixes of the same longer prefix).
 
 mod codec;
+mod counters;
+pub mod meter;
 mod runs;
 mod table;
 
@@ -33,11 +36,17 @@ pub use table::table_bytes;
 
 use crate::bloom::{AddError, CreateError, ItemHash};
 use crate::budget::Budget;
+use counters::{digits, Element};
+
 use table::{Append, Fingerprint, Table};
 
 /// The smallest and largest tables (log2 of the slot count).
 pub const MIN_LOG2_SLOTS: u32 = 6;
 pub const MAX_LOG2_SLOTS: u32 = 40;
+/// The tightest error rate taken: its fingerprints still fit a slot (`MAX_WIDTH`) in every
+/// generation up to the largest table (F5: a tighter one ran out of slot bits millions of
+/// items in, where nobody had been told of a limit).
+pub const MIN_ERROR: f64 = 1.6e-14;
 /// Field bits a slot may hold (a slot of `2 + width` bits is read in one 8-byte window).
 pub const MAX_WIDTH: u32 = 55;
 /// The table doubles before an add would take it past this load (tenths of its slots).
@@ -58,14 +67,18 @@ pub struct Compact {
     pub(crate) generation: u32,
     /// Whether every add stores an entry, so items can be deleted (a multiset).
     pub(crate) deletable: bool,
-    /// Items held: adds that stored an entry, less deletes.
+    /// Items held: adds that stored an entry or counted one, less deletes.
     pub(crate) items: u64,
-    /// Entries in the table (void entries copied by expansions count twice).
+    /// Slots in use: entries and their counters (void entries copied by expansions count
+    /// twice).
     pub(crate) entries: u64,
     /// Table bytes received so far while loading chunks (the whole table otherwise).
     pub(crate) received: u64,
     /// Fingerprint bits new entries get (`fingerprint_bits(error, generation)`, kept).
     pub(crate) fresh_bits: u32,
+    /// Whether the table is still in encoding 1's form (a repeated entry per add, no
+    /// counters): only while its chunks arrive; it is converted when complete.
+    pub(crate) legacy: bool,
     pub(crate) table: Table,
 }
 
@@ -106,6 +119,9 @@ pub fn value_bytes(log2_slots: u32, width: u32) -> Option<u64> {
         .checked_add(OVERHEAD)
 }
 
+/// Slots an add may need: one for a new entry, or a counter's new pair.
+const MOST_AN_ADD_NEEDS: u64 = 2;
+
 /// Entries a table of `slots` slots takes before it doubles.
 pub fn max_entries(slots: u64) -> u64 {
     slots / 10 * LOAD_TENTHS + slots % 10 * LOAD_TENTHS / 10
@@ -139,6 +155,16 @@ pub fn width_for(error: f64, g: u32) -> Option<u32> {
     Some(longest + 1).filter(|w| *w <= MAX_WIDTH)
 }
 
+/// The quotient and the `width - 1` fingerprint bits after it of `hash` in `table`.
+#[inline]
+fn locate(table: &Table, hash: ItemHash) -> (u64, u64) {
+    let q = table.log2_slots;
+    let bits = (u128::from(hash.a) << 64) | u128::from(hash.b);
+    let quotient = (bits >> (128 - q)) as u64;
+    let query = ((bits << q) >> (128 - (table.width - 1))) as u64;
+    (quotient, query)
+}
+
 impl Compact {
     /// A new empty filter whose first table takes `capacity` items (at least the smallest
     /// table, at most the largest), refused if the error rate is not in (0, 1), needs
@@ -149,7 +175,7 @@ impl Compact {
         deletable: bool,
         budget: impl Budget,
     ) -> Result<Compact, CreateError> {
-        if !(error > 0.0 && error < 1.0) {
+        if !(MIN_ERROR..1.0).contains(&error) {
             return Err(CreateError::Invalid);
         }
         let width = width_for(error, 0).ok_or(CreateError::Invalid)?;
@@ -169,6 +195,7 @@ impl Compact {
             items: 0,
             entries: 0,
             received: table.bytes.len() as u64,
+            legacy: false,
             table,
         })
     }
@@ -198,11 +225,24 @@ impl Compact {
     /// The quotient and the `width - 1` fingerprint bits that follow it in the hash.
     #[inline]
     fn locate(&self, hash: ItemHash) -> (u64, u64) {
-        let q = self.table.log2_slots;
-        let bits = (u128::from(hash.a) << 64) | u128::from(hash.b);
-        let quotient = (bits >> (128 - q)) as u64;
-        let query = ((bits << q) >> (128 - (self.table.width - 1))) as u64;
-        (quotient, query)
+        locate(&self.table, hash)
+    }
+
+    /// Where an add of `hash` goes: its quotient and the field of its new fingerprint.
+    fn fresh(&self, hash: ItemHash) -> (u64, u64) {
+        let (quotient, query) = self.locate(hash);
+        let r = self.fresh_bits;
+        let fingerprint = Fingerprint {
+            bits: query >> (self.table.width - 1 - r),
+            len: r,
+        };
+        (quotient, fingerprint.field(self.table.width))
+    }
+
+    /// The element of quotient `x`'s run holding exactly `field`, if any.
+    fn equal(&self, x: u64, field: u64) -> Option<Element> {
+        let run = self.table.run(x)?;
+        self.table.run_elements(run).find(|e| e.field == field)
     }
 
     #[inline]
@@ -212,6 +252,11 @@ impl Compact {
 
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
+        // Between LOADCHUNK calls the table is not validated yet: nothing is read, and every
+        // item reads absent (F3; writes are refused then).
+        if !self.is_loaded() {
+            return false;
+        }
         let (quotient, query) = self.locate(hash);
         self.table.contains(quotient, query)
     }
@@ -262,23 +307,21 @@ impl Compact {
         if present && !self.deletable {
             return Ok(false);
         }
-        if self.entries >= max_entries(self.table.slots()) {
-            self.expand(&budget)?;
+        if self.entries + MOST_AN_ADD_NEEDS > max_entries(self.table.slots()) {
+            let slots = 3 * self.table.slots();
+            meter::doubling(slots, || self.expand(&budget))?;
         }
-        let (quotient, query) = self.locate(hash);
-        let r = self.fresh_bits;
-        let fingerprint = Fingerprint {
-            bits: query >> (self.table.width - 1 - r),
-            len: r,
+        let (quotient, field) = self.fresh(hash);
+        let used = match self.equal(quotient, field) {
+            Some(e) => self
+                .table
+                .set_count(quotient, e, e.count.saturating_add(1))
+                .ok_or(AddError::CannotGrow)?,
+            None if self.table.insert(quotient, field) => 1,
+            None => return Err(AddError::CannotGrow),
         };
-        if !self
-            .table
-            .insert(quotient, fingerprint.field(self.table.width))
-        {
-            return Err(AddError::CannotGrow);
-        }
-        self.entries += 1;
-        self.items += 1;
+        self.entries = self.entries.saturating_add_signed(used);
+        self.items = self.items.saturating_add(1);
         Ok(!present)
     }
 
@@ -303,21 +346,29 @@ impl Compact {
         let width = self.table.width;
         let longest = self
             .table
-            .run_slots(run)
-            .filter(|&i| Fingerprint::matches(self.table.field(i), query))
-            .map(|i| (Fingerprint::of_field(self.table.field(i), width).len, i))
+            .run_elements(run)
+            .filter(|e| Fingerprint::matches(e.field, query))
+            .map(|e| (Fingerprint::of_field(e.field, width).len, e))
             .reduce(|best, this| if this.0 > best.0 { this } else { best });
-        let Some((_, slot)) = longest else {
+        let Some((_, element)) = longest else {
             return Ok(false);
         };
-        self.table.remove(quotient, run, slot);
-        self.entries -= 1;
+        let used = if element.count > 1 {
+            let Some(used) = self.table.set_count(quotient, element, element.count - 1) else {
+                return Ok(false);
+            };
+            used
+        } else {
+            self.table.remove(quotient, run, element.at);
+            -1
+        };
+        self.entries = self.entries.saturating_add_signed(used);
         self.items = self.items.saturating_sub(1);
         Ok(true)
     }
 
     /// Doubles the table if the budget allows its new size; on refusal nothing changes.
-    fn expand(&mut self, budget: &impl Budget) -> Result<(), AddError> {
+    pub(crate) fn expand(&mut self, budget: &impl Budget) -> Result<(), AddError> {
         let log2_slots = self.table.log2_slots + 1;
         let generation = self.generation + 1;
         if log2_slots > MAX_LOG2_SLOTS {
@@ -334,11 +385,15 @@ impl Compact {
         let mut entries = 0u64;
         let mut fits = true;
         let mut append = Append::default();
+        let deletable = self.deletable;
+        let mut moved: Vec<(u64, u64)> = Vec::new();
         let walked = self.table.for_each_run(|quotient, _, fields| {
+            let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
             for half in 0..2u64 {
-                for &field in fields {
-                    let fp = Fingerprint::of_field(field, old_width);
-                    let moved = match fp.len {
+                moved.clear();
+                for e in counters::elements(fields.len() as u64, old_width, field_at) {
+                    let fp = Fingerprint::of_field(e.field, old_width);
+                    let kept = match fp.len {
                         0 => fp,
                         len if fp.bits >> (len - 1) == half => Fingerprint {
                             bits: fp.bits & ((1u64 << (len - 1)) - 1),
@@ -346,12 +401,28 @@ impl Compact {
                         },
                         _ => continue,
                     };
-                    fits &= bigger.append(&mut append, 2 * quotient + half, moved.field(width));
-                    entries += 1;
+                    moved.push((kept.field(width), e.count));
+                }
+                // Equal fingerprints merge: voids copied into both halves and entries whose
+                // last bit moved, or an older encoding's repeated entries.
+                moved.sort_unstable_by_key(|(field, _)| *field);
+                moved.dedup_by(|(field, count), (kept, total)| {
+                    let same = field == kept;
+                    if same && deletable {
+                        *total = total.saturating_add(*count);
+                    }
+                    same
+                });
+                for &(field, count) in &moved {
+                    fits &= bigger.append_counted(&mut append, 2 * quotient + half, field, count);
+                    entries += 1 + 2 * digits(count, width).count() as u64;
                 }
             }
         });
-        if !fits || walked.is_none() {
+        // The add that asked for the doubling must fit too: a table whose void entries
+        // fill it doubles into one just as full (F1), and is refused instead.
+        let room = entries + MOST_AN_ADD_NEEDS <= max_entries(bigger.slots());
+        if !fits || !room || walked.is_none() {
             return Err(AddError::CannotGrow);
         }
         // Appends leave the offsets to one pass over the runs at the end.

@@ -25,6 +25,7 @@ impl Table {
         let mut word = self.meta_word(1, w) & (u64::MAX << (from & 63));
         let mut k = k;
         for _ in 0..=words {
+            super::meter::add(1);
             let count = u64::from(word.count_ones());
             if count >= k {
                 for _ in 1..k {
@@ -102,11 +103,11 @@ impl Table {
         let Some(run) = self.run(x) else {
             return false;
         };
-        self.run_slots(run)
-            .any(|i| Fingerprint::matches(self.field(i), query))
+        self.run_elements(run)
+            .any(|e| Fingerprint::matches(e.field, query))
     }
 
-    fn bump(&mut self, block: u64, change: impl Fn(u16) -> u16) {
+    fn bump(&mut self, block: u64, change: &impl Fn(u16) -> u16) {
         if let Some(offset) = self.offsets.get_mut(block as usize) {
             if *offset != SATURATED {
                 *offset = change(*offset);
@@ -128,70 +129,35 @@ impl Table {
     }
 
     /// Offsets after an entry of quotient `x` went to slot `p` and the entries from `p` to
-    /// `last - 1` moved one slot on: every block start they passed gains one earlier entry
-    /// (at `p` itself, only if the new entry is not that block's own), and so does every
-    /// block whose leading earlier entries reach `p` when the new one is earlier too.
-    pub(super) fn shifted_right(&mut self, x: u64, p: u64, last: u64) {
-        let mask = self.slots() - 1;
-        let (first, count) = self.block_starts(p, last);
-        for k in 0..count {
-            let start = (first + 64 * k) & mask;
-            if start != p || x != start {
-                self.bump(start >> 6, |o| o.saturating_add(1));
-            }
-        }
-        let gains = |table: &Self, start: u64, offset: u16| {
-            let reaches = table.distance(start, p) <= u64::from(offset);
-            let earlier = table.distance(x, p) > table.distance(start, p);
-            let shifted = table.distance(p, start) <= table.distance(p, last);
-            reaches && earlier && !shifted
-        };
-        self.bump_back_while(p, |o| o.saturating_add(1), gains);
+    /// `last - 1` moved one slot on: every block starting after `x`, up to `last`, gains one
+    /// leading entry of an earlier quotient. (Its leading run of earlier entries reached `p`
+    /// and goes on one slot longer; a block starting at or before `x` sees the new entry as
+    /// its own or a later quotient's, and the entries it counts did not move.)
+    pub(super) fn shifted_right(&mut self, x: u64, last: u64) {
+        self.bump_after(x, last, |o| o.saturating_add(1));
     }
 
-    /// Offsets after the entry at `d` went and the entries after it up to `hole` moved one
-    /// slot back: every block start among them, and every block whose leading earlier
-    /// entries covered `d`, loses one earlier entry.
-    pub(super) fn shifted_left(&mut self, d: u64, hole: u64) {
-        let mask = self.slots() - 1;
-        let (first, count) = self.block_starts(d, hole);
-        for k in 0..count {
-            let start = (first + 64 * k) & mask;
-            self.bump(start >> 6, |o| o.saturating_sub(1));
-        }
-        let loses = |table: &Self, start: u64, offset: u16| {
-            let covered = table.distance(start, d) < u64::from(offset);
-            let shifted = table.distance(d, start) <= table.distance(d, hole);
-            covered && !shifted
-        };
-        self.bump_back_while(d, |o| o.saturating_sub(1), loses);
+    /// Offsets after the entry of quotient `x` at `d` went and the entries after it up to
+    /// `hole` moved one slot back: every block starting after `x`, up to `hole`, loses one.
+    pub(super) fn shifted_left(&mut self, x: u64, hole: u64) {
+        self.bump_after(x, hole, |o| o.saturating_sub(1));
     }
 
-    /// Walks the block starts before `p` (from `p`'s own block, or the one before when `p`
-    /// starts a block), nearest first, changing each offset with `change` while `goes_on`
-    /// holds for the block's start and offset; a saturated offset ends the walk.
-    fn bump_back_while(
-        &mut self,
-        p: u64,
-        change: impl Fn(u16) -> u16 + Copy,
-        goes_on: impl Fn(&Self, u64, u16) -> bool,
-    ) {
-        let mask = self.slots() - 1;
-        let mut start = p & !63;
-        if start == p {
-            start = start.wrapping_sub(64) & mask;
+    /// Changes the offset of every block starting after slot `x`, up to `last`, circularly.
+    /// Every block in between must be changed, saturated or not: a block's offset counts only
+    /// quotients before its start, so a later block may be saturated (by a long run of a
+    /// quotient inside the block before it) while an earlier one is not. (Stopping at the
+    /// first saturated block was F4: the earlier offsets drifted, lookups then found the
+    /// wrong run, and a delete removed a neighbouring quotient's entry.)
+    fn bump_after(&mut self, x: u64, last: u64, change: impl Fn(u16) -> u16) {
+        if x == last {
+            return;
         }
-        for _ in 0..self.offsets.len() {
-            let offset = self
-                .offsets
-                .get((start >> 6) as usize)
-                .copied()
-                .unwrap_or(0);
-            if offset == SATURATED || !goes_on(self, start, offset) {
-                break;
-            }
-            self.bump(start >> 6, change);
-            start = start.wrapping_sub(64) & mask;
+        let mask = self.slots() - 1;
+        let (first, count) = self.block_starts(self.next(x), last);
+        for k in 0..count {
+            let start = (first + 64 * k) & mask;
+            self.bump(start >> 6, &change);
         }
     }
 

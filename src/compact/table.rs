@@ -5,6 +5,11 @@
 //! field is never zero, and zero marks an empty slot); a fingerprint of 0 bits (void) matches
 //! every query of its quotient.
 //!
+//! An entry added more than once to a deletable filter is stored once with a counter after
+//! it, in the same run (see `counters`): pairs of slots, an escape (field zero, which no entry
+//! has) and a digit. A zero field is an empty slot unless the slot before holds a field and
+//! does not end its run, so an escape needs no extra bit in any slot.
+//!
 //! Entries of one quotient form a run; runs are stored in quotient order, each starting at
 //! its quotient or as soon after it as the runs before allow (linear probing). Every walk is
 //! bounded by the slot count, so a table read from outside can answer wrongly but never loop
@@ -71,7 +76,7 @@ impl Fingerprint {
     pub fn matches(field: u64, query: u64) -> bool {
         // The field minus its marker bit and below, compared with the query's bits above it.
         let marker = field & field.wrapping_neg();
-        let above = !(marker | (marker - 1));
+        let above = !(marker | marker.wrapping_sub(1));
         (query << 1) & above == field & above
     }
 }
@@ -93,18 +98,17 @@ impl Table {
     /// An empty table, or None if it cannot be allocated.
     pub fn new(log2_slots: u32, width: u32) -> Option<Table> {
         let len = usize::try_from(table_bytes(log2_slots, width)?).ok()?;
-        let mut bytes = Vec::new();
-        bytes.try_reserve_exact(len).ok()?;
-        bytes.resize(len, 0);
+        // A zeroed allocation: large ones come as fresh pages the system zeroes when first
+        // touched, so a big table (a doubling, a LOADCHUNK header) costs no pass of writes.
+        // The size was admitted against the limits before.
+        let bytes = vec![0u8; len];
         Self::from_bytes(log2_slots, width, bytes)
     }
 
     /// A table around bytes of the right length (offsets zero until rebuilt).
     pub fn from_bytes(log2_slots: u32, width: u32, bytes: Vec<u8>) -> Option<Table> {
         let blocks = usize::try_from(1u64.checked_shl(log2_slots)? / 64).ok()?;
-        let mut offsets = Vec::new();
-        offsets.try_reserve_exact(blocks).ok()?;
-        offsets.resize(blocks, 0);
+        let offsets = vec![0u16; blocks];
         Some(Table {
             log2_slots,
             width,
@@ -199,13 +203,24 @@ impl Table {
         (self.word_at((bit >> 3) as usize) >> (bit & 7)) & ((1u64 << self.width) - 1)
     }
 
+    /// Whether slot `i` is empty: a zero field that is not a counter's escape (an escape
+    /// follows a slot of its run: a field that does not end the run).
+    #[inline]
+    pub(super) fn is_empty(&self, i: u64) -> bool {
+        if self.field(i) != 0 {
+            return false;
+        }
+        let before = self.prev(i);
+        self.field(before) == 0 || self.runend(before)
+    }
+
     #[inline]
     pub(super) fn occupied(&self, i: u64) -> bool {
         (self.meta_word(0, i >> 6) >> (i & 63)) & 1 != 0
     }
 
     #[inline]
-    fn runend(&self, i: u64) -> bool {
+    pub(super) fn runend(&self, i: u64) -> bool {
         (self.meta_word(1, i >> 6) >> (i & 63)) & 1 != 0
     }
 
@@ -230,11 +245,11 @@ impl Table {
         let mut seen = 0;
         let mut i = s;
         for _ in 0..self.slots() {
-            let slot = self.slot(i);
-            if slot >> 2 == 0 {
+            super::meter::add(1);
+            if self.is_empty(i) {
                 return None;
             }
-            if slot & RUNEND != 0 {
+            if self.runend(i) {
                 seen += 1;
                 if seen == k {
                     return Some(i);
@@ -251,27 +266,21 @@ impl Table {
         let mut s = x;
         let mut rank = u64::from(self.occupied(x));
         for _ in 0..self.slots() {
+            super::meter::add(1);
             let p = self.prev(s);
-            let slot = self.slot(p);
-            if slot >> 2 == 0 {
+            if self.is_empty(p) {
                 return Some((s, rank));
             }
-            rank += slot & OCCUPIED;
+            rank += u64::from(self.occupied(p));
             s = p;
         }
         None
     }
 
-    /// Slots of a run in order.
-    pub fn run_slots(&self, (start, end): (u64, u64)) -> impl Iterator<Item = u64> + '_ {
-        let len = (end.wrapping_sub(start) & (self.slots() - 1)) + 1;
-        (0..len).map(move |k| (start + k) & (self.slots() - 1))
-    }
-
     /// Appends `field` to quotient `x`'s run. False if the table is full or inconsistent
     /// (nothing changed then).
     pub fn insert(&mut self, x: u64, field: u64) -> bool {
-        if self.field(x) == 0 {
+        if self.is_empty(x) {
             if self.occupied(x) {
                 return false;
             }
@@ -291,23 +300,47 @@ impl Table {
                 _ => return false,
             }
         };
+        self.shift_in(x, p, field, Some(existing))
+    }
+
+    /// Puts `field` in quotient `x`'s run right after its slot `after` (a counter's slot).
+    pub fn insert_after(&mut self, x: u64, after: u64, field: u64) -> bool {
+        if self.runend(after) {
+            self.shift_in(x, self.next(after), field, Some(true))
+        } else {
+            self.shift_in(x, self.next(after), field, None)
+        }
+    }
+
+    /// Moves the slots from `p` to the first empty one a slot on and puts `field` at `p`:
+    /// ending `x`'s run (`Some(existing)`, whether the run was there before) or inside it.
+    fn shift_in(&mut self, x: u64, p: u64, field: u64, ends_run: Option<bool>) -> bool {
         let Some(empty) = self.first_empty(p) else {
             return false;
         };
         let mut i = empty;
+        super::meter::add(1);
         while i != p {
+            super::meter::add(1);
             let from = self.prev(i);
             self.set_entry(i, self.slot(from));
             i = from;
         }
-        if existing {
-            self.set_flag(self.prev(p), RUNEND, false);
-        } else {
-            self.set_flag(x, OCCUPIED, true);
+        match ends_run {
+            Some(true) => self.set_flag(self.prev(p), RUNEND, false),
+            Some(false) => self.set_flag(x, OCCUPIED, true),
+            None => {}
         }
-        self.set_entry(p, RUNEND | field << 2);
-        self.shifted_right(x, p, empty);
+        let end = if ends_run.is_some() { RUNEND } else { 0 };
+        self.set_entry(p, end | field << 2);
+        self.shifted_right(x, empty);
         true
+    }
+
+    /// Rewrites the field of slot `i`, keeping its flags.
+    pub(super) fn set_field(&mut self, i: u64, field: u64) {
+        let end = if self.runend(i) { RUNEND } else { 0 };
+        self.set_entry(i, end | field << 2);
     }
 
     /// Places `field` in quotient `x`'s run when entries arrive in circular quotient order
@@ -340,10 +373,20 @@ impl Table {
         true
     }
 
-    fn first_empty(&self, from: u64) -> Option<u64> {
+    /// [`Self::append`] of an entry and its counter's pairs.
+    pub fn append_counted(&mut self, state: &mut Append, x: u64, field: u64, count: u64) -> bool {
+        let mut fits = self.append(state, x, field);
+        for digit in super::counters::digits(count, self.width) {
+            fits &= self.append(state, x, 0) && self.append(state, x, digit);
+        }
+        fits
+    }
+
+    pub(super) fn first_empty(&self, from: u64) -> Option<u64> {
         let mut i = from;
         for _ in 0..self.slots() {
-            if self.field(i) == 0 {
+            super::meter::add(1);
+            if self.is_empty(i) {
                 return Some(i);
             }
             i = self.next(i);
@@ -355,6 +398,7 @@ impl Table {
     fn next_occupied(&self, q: u64) -> Option<u64> {
         let mut i = self.next(q);
         for _ in 0..self.slots() {
+            super::meter::add(1);
             if self.occupied(i) {
                 return Some(i);
             }
@@ -377,10 +421,12 @@ impl Table {
         let mut hole = d;
         let mut i = self.next(d);
         for _ in 0..self.slots() {
-            let slot = self.slot(i);
-            if slot >> 2 == 0 {
+            super::meter::add(1);
+            // Slot i's predecessor still holds what it held: emptiness is read as before.
+            if self.is_empty(i) {
                 break;
             }
+            let slot = self.slot(i);
             if boundary {
                 match self.next_occupied(quotient) {
                     Some(q) => quotient = q,
@@ -396,7 +442,7 @@ impl Table {
             i = self.next(i);
         }
         self.set_entry(hole, 0);
-        self.shifted_left(d, hole);
+        self.shifted_left(x, hole);
     }
 
     /// Every entry as `(quotient, field)`, each run in slot order and runs in quotient order
@@ -424,7 +470,7 @@ impl Table {
         let mut after_empty = true;
         for _ in 0..self.slots() {
             let slot = self.slot(i);
-            let empty = slot >> 2 == 0;
+            let empty = self.is_empty(i);
             if empty {
                 if quotient.is_some() || slot & RUNEND != 0 {
                     return None;

@@ -4,8 +4,13 @@
 //! issue-26 bounds are about: its meter is the compact core's to provide (`take_work`).
 
 use super::codec::{chunks_round_trip, decode_value};
-use super::{rdb_round_trip, Deletes, Kind, Params};
+use super::{rdb_round_trip, Deletes, Kind, Params, Work};
 use crate::compact::Compact;
+
+/// Slots one operation may read or move besides a doubling: the length a block offset holds,
+/// past which runs are found by walking (before counters, F4's 100,000 adds of one item
+/// made runs that long).
+const WORK_PER_OPERATION: u64 = 1 << 16;
 
 /// Items the server sizes a new compact filter's first table for, whatever the hint.
 const FIRST_TABLE_ITEMS: u64 = 1;
@@ -63,5 +68,15 @@ impl<const COUNTING: bool> Kind for CompactFilter<COUNTING> {
     }
     fn is_ready(&self) -> bool {
         self.0.is_loaded()
+    }
+    /// Slots read or moved by the operation just done: within [`WORK_PER_OPERATION`]
+    /// however often any item was added. An add that doubled the table did that much more,
+    /// its doubling's work, which bounds only itself: doublings are not incremental yet.
+    fn take_work(&mut self) -> Option<Work> {
+        let (work, doubling) = crate::compact::meter::take();
+        Some(Work {
+            done: work + doubling,
+            bound: WORK_PER_OPERATION + doubling,
+        })
     }
 }

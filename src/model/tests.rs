@@ -153,7 +153,6 @@ fn cuckoo_filters_keep_every_item_with_adds_outstanding() {
 /// before the fix it fails at step 104,955 (the 4,955th batch): a delete of another item
 /// leaves item 2049, added once, reading absent.
 #[test]
-#[ignore = "issue 26 (F4): fails on the compact table until the compact core counts duplicates"]
 fn compact_counting_survives_f4() {
     f4::<CompactCounting>(0.5, 100_000, 13_500, 0xf4);
 }

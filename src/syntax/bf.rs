@@ -57,6 +57,8 @@ pub enum ArgError {
     CompactNonScaling,
     /// COMPACT together with a window.
     CompactWithWindow,
+    /// COMPACT with an error rate tighter than its slots hold up to the largest table.
+    CompactErrorRate,
     /// BLOCKED together with COMPACT (two layouts for one filter).
     BlockedWithCompact,
     /// BLOCKED together with COUNTING (a blocked filter's cells are bits).
@@ -161,7 +163,7 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     if counting && window.is_some() {
         return Err(ArgError::CountingWithWindow);
     }
-    check_compact(compact, scaling, window)?;
+    check_compact(compact, scaling, window, error)?;
     check_blocked(blocked, counting, compact, window)?;
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
@@ -192,10 +194,18 @@ fn check_blocked(
 }
 
 /// A compact filter grows by doubling and keeps no window.
-fn check_compact(compact: bool, scaling: bool, window: Option<WindowSpec>) -> Result<(), ArgError> {
+fn check_compact(
+    compact: bool,
+    scaling: bool,
+    window: Option<WindowSpec>,
+    error: f64,
+) -> Result<(), ArgError> {
     match (compact, scaling, window) {
         (true, false, _) => Err(ArgError::CompactNonScaling),
         (true, _, Some(_)) => Err(ArgError::CompactWithWindow),
+        (true, _, _) if error > 0.0 && error < crate::compact::MIN_ERROR => {
+            Err(ArgError::CompactErrorRate)
+        }
         _ => Ok(()),
     }
 }
@@ -306,7 +316,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if options.counting && window.is_some() {
         return Err(ArgError::CountingWithWindow);
     }
-    check_compact(options.compact, options.scaling, window)?;
+    check_compact(options.compact, options.scaling, window, options.error)?;
     check_blocked(options.blocked, options.counting, options.compact, window)?;
     // The module's defaults (bf-compact, then bf-blocked) make compact or blocked what
     // nothing asks otherwise.

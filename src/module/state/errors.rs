@@ -146,6 +146,7 @@ impl From<bf::ArgError> for CommandError {
             bf::ArgError::GenerationsWithoutWindow => GENERATIONS_WITHOUT_WINDOW,
             bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
             bf::ArgError::CompactNonScaling => COMPACT_NONSCALING,
+            bf::ArgError::CompactErrorRate => COMPACT_ERROR_RATE,
             bf::ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
             bf::ArgError::BlockedWithCompact => BLOCKED_WITH_COMPACT,
             bf::ArgError::BlockedWithCounting => BLOCKED_WITH_COUNTING,
@@ -219,6 +220,8 @@ pub const NOT_COUNTING: &CStr =
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
 pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
+pub const COMPACT_ERROR_RATE: &CStr =
+    c"ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table";
 // Blocked Bloom filters (deviation D19): our own wording.
 pub const BLOCKED_WITH_COMPACT: &CStr = c"ERR BLOCKED and COMPACT cannot be combined";
 pub const BLOCKED_WITH_COUNTING: &CStr = c"ERR BLOCKED and COUNTING cannot be combined";

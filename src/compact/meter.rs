@@ -1,0 +1,45 @@
+//! A work meter for the model check (issue 26): slots a compact filter's operation read or
+//! moved, counted where the table walks (runs read, clusters walked, slots shifted), and
+//! apart from them the slots of a doubling (both tables). Only in tests and the
+//! `model-check` build; in the module it compiles to nothing.
+
+#[cfg(any(test, feature = "model-check"))]
+thread_local! {
+    /// (ordinary work, doubling work) since the last `take`.
+    static WORK: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Counts `slots` of work.
+#[inline(always)]
+pub fn add(slots: u64) {
+    #[cfg(any(test, feature = "model-check"))]
+    WORK.with(|w| {
+        let (work, doubling) = w.get();
+        w.set((work.saturating_add(slots), doubling));
+    });
+    #[cfg(not(any(test, feature = "model-check")))]
+    let _ = slots;
+}
+
+/// Runs a doubling: the work counted inside it is the doubling's, plus both tables' slots.
+#[inline]
+pub fn doubling<T>(slots: u64, run: impl FnOnce() -> T) -> T {
+    #[cfg(any(test, feature = "model-check"))]
+    let before = WORK.with(|w| w.get());
+    let out = run();
+    #[cfg(any(test, feature = "model-check"))]
+    WORK.with(|w| {
+        let (work, doubling) = w.get();
+        let inside = work.saturating_sub(before.0).saturating_add(slots);
+        w.set((before.0, doubling.saturating_add(inside)));
+    });
+    #[cfg(not(any(test, feature = "model-check")))]
+    let _ = slots;
+    out
+}
+
+/// The work counted since the last call on this thread: ordinary, and doublings'.
+#[cfg(any(test, feature = "model-check"))]
+pub fn take() -> (u64, u64) {
+    WORK.with(|w| w.replace((0, 0)))
+}
