@@ -18,6 +18,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     window: None,
     counting: false,
     compact: false,
+    blocked: false,
 };
 
 /// The module's settings when `bf.bf-window` is set: BF.INSERT creates windowed filters.
@@ -78,6 +79,10 @@ fn check_created(options: &BloomOptions) {
     if options.compact {
         assert!(options.scaling && options.window.is_none());
     }
+    // A blocked filter is its own layout: neither counting, compact nor windowed.
+    if options.blocked {
+        assert!(!options.counting && !options.compact && options.window.is_none());
+    }
 }
 
 /// Whether a whole word (WINDOW, COUNTING, ...) is among the arguments from `from` on.
@@ -87,11 +92,13 @@ fn has_word(args: &ByteArgs, from: usize, word: &str) -> bool {
 
 fn check_bf_reserve(args: &ByteArgs) {
     let parsed = bf::parse_bf_reserve(args);
-    // The window's four words, COUNTING and COMPACT widen RedisBloom's arity when present.
+    // The window's four words, COUNTING, COMPACT and BLOCKED widen RedisBloom's arity when
+    // present.
     let most = 7
         + 4 * usize::from(has_word(args, 4, "WINDOW"))
         + usize::from(has_word(args, 4, "COUNTING"))
-        + usize::from(has_word(args, 4, "COMPACT"));
+        + usize::from(has_word(args, 4, "COMPACT"))
+        + usize::from(has_word(args, 4, "BLOCKED"));
     let arity = (4..=most).contains(&args.len());
     assert_eq!(parsed == Err(bf::ArgError::Arity), !arity);
     if let Ok(options) = parsed {
@@ -100,6 +107,7 @@ fn check_bf_reserve(args: &ByteArgs) {
         assert_eq!(options.counting, has_word(args, 4, "COUNTING"));
         assert_eq!(options.window.is_some(), has_word(args, 4, "WINDOW"));
         assert_eq!(options.compact, has_word(args, 4, "COMPACT"));
+        assert_eq!(options.blocked, has_word(args, 4, "BLOCKED"));
     }
 }
 
@@ -116,6 +124,11 @@ fn check_bf_insert(args: &ByteArgs) {
         ..DEFAULTS
     };
     check_bf_insert_with(args, compact);
+    let blocked = BloomOptions {
+        blocked: true,
+        ..DEFAULTS
+    };
+    check_bf_insert_with(args, blocked);
 }
 
 fn check_bf_insert_with(args: &ByteArgs, defaults: BloomOptions) {
