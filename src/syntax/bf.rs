@@ -319,8 +319,9 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     check_compact(options.compact, options.scaling, window, options.error)?;
     check_blocked(options.blocked, options.counting, options.compact, window)?;
     // The module's defaults (bf-compact, then bf-blocked) make compact or blocked what
-    // nothing asks otherwise.
-    let compact = options.compact || (defaults.compact && options.scaling && window.is_none());
+    // nothing asks otherwise: an explicit BLOCKED is not made compact too.
+    let compact = options.compact
+        || (defaults.compact && !options.blocked && options.scaling && window.is_none());
     let blocked =
         options.blocked || (defaults.blocked && !compact && !options.counting && window.is_none());
     let InsertOptions {

@@ -815,6 +815,12 @@ fn insert_blocked_is_the_whole_word_and_the_default_yields() {
         ],
     );
     assert_eq!(i(&[], compact(defaults)), Ok(Some(compact(DEFAULTS))));
+    // An explicit BLOCKED under bf-compact is blocked only (the args fuzz target found it
+    // made both).
+    assert_eq!(
+        i(&["BLOCKED"], compact(DEFAULTS)),
+        Ok(Some(blocked(DEFAULTS)))
+    );
     let windowed = BloomOptions {
         window: window(60, 4),
         ..DEFAULTS
