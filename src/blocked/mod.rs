@@ -82,31 +82,32 @@ impl BlockLink {
     }
 
     #[inline]
-    fn block_of(&self, hash: ItemHash) -> usize {
-        probe::block_index(hash, self.blocks.len() as u64)
+    fn block_of(&self, a: u64) -> usize {
+        probe::block_index(a, self.blocks.len() as u64)
     }
 
     #[inline]
     pub fn contains(&self, hash: ItemHash) -> bool {
         self.blocks
-            .get(self.block_of(hash))
+            .get(self.block_of(hash.a))
             .is_some_and(|block| probe::holds(block, hash, self.shape.hashes))
     }
 
     /// Sets the item's bits; true if one was clear (the item was new to this link).
     #[inline]
     pub fn insert(&mut self, hash: ItemHash) -> bool {
-        let (index, k) = (self.block_of(hash), self.shape.hashes);
+        let (index, k) = (self.block_of(hash.a), self.shape.hashes);
         self.blocks
             .get_mut(index)
             .is_some_and(|block| probe::set(block, hash, k))
     }
 
-    /// Starts loading the item's block of a link too large for the caches.
+    /// Starts loading the block of the item whose hash starts with `a`, in a link too large
+    /// for the caches.
     #[inline]
-    fn prefetch(&self, hash: ItemHash) {
+    fn prefetch(&self, a: u64) {
         if self.bytes() >= PREFETCH_MIN_BYTES {
-            prefetch(self.blocks.address(self.block_of(hash)));
+            prefetch(self.blocks.address(self.block_of(a)));
         }
     }
 
@@ -151,8 +152,14 @@ impl Blocked {
         ItemHash::of(item, true)
     }
 
+    /// Whether some link holds the item (BF.EXISTS). The first half of the hash picks the
+    /// blocks, so every large link's block is requested before the second half is computed
+    /// and the first block tested: the misses overlap that work and one another.
     pub fn contains(&self, item: &[u8]) -> bool {
-        self.contains_hash(Self::hash(item))
+        let a = ItemHash::first(item);
+        self.prefetch_first(a);
+        let hash = ItemHash::from_first(item, a);
+        self.links.iter().rev().any(|link| link.contains(hash))
     }
 
     /// Whether some link holds the item. A grown chain's blocks are all requested before the
@@ -168,8 +175,14 @@ impl Blocked {
     /// Starts loading the item's block in every large link.
     #[inline]
     pub fn prefetch(&self, hash: ItemHash) {
+        self.prefetch_first(hash.a);
+    }
+
+    /// Starts loading, in every large link, the block of the item whose hash starts with `a`.
+    #[inline]
+    fn prefetch_first(&self, a: u64) {
         for link in self.links.iter().rev() {
-            link.prefetch(hash);
+            link.prefetch(a);
         }
     }
 
@@ -193,8 +206,12 @@ impl Blocked {
     }
 
     /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
+    /// The blocks are requested as soon as the first half of the hash is known, as in
+    /// [`Blocked::contains`].
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
-        self.add_hash(Self::hash(item), &budget)
+        let a = ItemHash::first(item);
+        self.prefetch_first(a);
+        self.add_hash(ItemHash::from_first(item, a), &budget)
     }
 
     /// Adds every item in order, prefetching a few items ahead; `answer` receives each

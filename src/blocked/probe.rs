@@ -27,10 +27,10 @@ const fn salts() -> [u64; MAX_HASHES as usize] {
     out
 }
 
-/// The block of `blocks` an item lands in.
+/// The block of `blocks` an item lands in, by the first half of its hash (`ItemHash::a`).
 #[inline]
-pub fn block_index(hash: ItemHash, blocks: u64) -> usize {
-    ((u128::from(hash.a) * u128::from(blocks)) >> 64) as usize
+pub fn block_index(a: u64, blocks: u64) -> usize {
+    ((u128::from(a) * u128::from(blocks)) >> 64) as usize
 }
 
 /// The item's `i`-th bit in its block (0..512).

@@ -46,17 +46,31 @@ impl ItemHash {
     #[inline]
     pub fn of(item: &[u8], force64: bool) -> Self {
         if force64 {
-            let a = murmur64a(item, 0xc6a4_a793_5bd1_e995);
-            ItemHash {
-                a,
-                b: murmur64a(item, a),
-            }
+            Self::from_first(item, Self::first(item))
         } else {
             let a = murmur2(item, 0x9747_b28c);
             ItemHash {
                 a: u64::from(a),
                 b: u64::from(murmur2(item, a)),
             }
+        }
+    }
+}
+
+impl ItemHash {
+    /// The first half of a 64-bit item hash alone: what a blocked filter picks the item's
+    /// block by, so the block's load can start before the second half is computed.
+    #[inline]
+    pub fn first(item: &[u8]) -> u64 {
+        murmur64a(item, 0xc6a4_a793_5bd1_e995)
+    }
+
+    /// The whole 64-bit item hash from its first half (`ItemHash::of(item, true)`).
+    #[inline]
+    pub fn from_first(item: &[u8], a: u64) -> Self {
+        ItemHash {
+            a,
+            b: murmur64a(item, a),
         }
     }
 }
@@ -229,6 +243,15 @@ impl<C: Cells> Chain<C> {
         }
     }
 
+    /// `contains` with the item's probes requested first, as a batch does, so that a large
+    /// link's misses overlap (BF.EXISTS).
+    #[inline]
+    pub fn contains_one(&self, item: &[u8]) -> bool {
+        let hash = self.hash(item);
+        self.prefetch(hash);
+        self.contains_hash(hash)
+    }
+
     /// Answers `contains` for every item, prefetching a few items ahead.
     pub fn contains_each<'a>(
         &self,
@@ -371,6 +394,13 @@ impl Chain {
     /// Adds an item: `Ok(true)` if it was new, `Ok(false)` if some link already held it.
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
         self.add_hash(self.hash(item), budget)
+    }
+
+    /// `add` with the item's probes requested first, as a batch does (BF.ADD).
+    pub fn add_one(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
+        let hash = self.hash(item);
+        self.prefetch(hash);
+        self.add_hash(hash, budget)
     }
 
     /// Adds every item in order, prefetching a few items ahead; `answer` receives each

@@ -135,7 +135,7 @@ fn insert_items(
         ctx.reply_array_postponed();
     }
     let mut applied = Applied::of(args, first);
-    filter.add_each(&mut args.items(first), &mut write, &mut |outcome| {
+    let mut answer = |outcome: Result<bool, AddError>| {
         applied.record(outcome.is_ok());
         match outcome {
             Ok(added) => {
@@ -149,7 +149,12 @@ fn insert_items(
                 e != AddError::Full
             }
         }
-    });
+    };
+    if multi {
+        filter.add_each(&mut args.items(first), &mut write, &mut answer);
+    } else {
+        answer(filter.add_one(args.bytes(first), &mut write));
+    }
     if multi {
         ctx.set_array_len(applied.answered());
     }
@@ -276,9 +281,11 @@ fn check_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
         Slot::Ours(filter) => Some(&*filter),
         _ => None,
     };
-    if multi {
-        ctx.reply_array(args.len() - 2);
+    if !multi {
+        ctx.reply_bool(filter.is_some_and(|filter| filter.contains_one(args.bytes(2))));
+        return Ok(());
     }
+    ctx.reply_array(args.len() - 2);
     match filter {
         Some(filter) => {
             filter.contains_each(&mut args.items(2), &mut |found| ctx.reply_bool(found));

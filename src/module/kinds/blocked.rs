@@ -56,6 +56,14 @@ impl BloomValue for Blocked {
         Blocked::contains_each(self, items, answer);
     }
 
+    fn add_one(&mut self, item: &[u8], write: &mut Write) -> Result<bool, AddError> {
+        Blocked::add(self, item, write.admission)
+    }
+
+    fn contains_one(&self, item: &[u8]) -> bool {
+        Blocked::contains(self, item)
+    }
+
     fn card(&self) -> u64 {
         self.size
     }

@@ -82,6 +82,25 @@ pub trait BloomValue {
     /// Whether each item may be present.
     fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool));
 
+    /// Adds one item (BF.ADD): what `add_each` answers for it. A kind overrides it where
+    /// one item can skip a batch's lookahead.
+    fn add_one(&mut self, item: &[u8], write: &mut Write) -> Result<bool, AddError> {
+        let mut outcome = Err(AddError::CannotGrow);
+        self.add_each(&mut std::iter::once(item), write, &mut |answer| {
+            outcome = answer;
+            true
+        });
+        outcome
+    }
+
+    /// Whether one item may be present (BF.EXISTS): what `contains_each` answers for it. A
+    /// kind overrides it where one item can skip a batch's lookahead.
+    fn contains_one(&self, item: &[u8]) -> bool {
+        let mut found = false;
+        self.contains_each(&mut std::iter::once(item), &mut |answer| found = answer);
+        found
+    }
+
     /// Items held (`BF.CARD`).
     fn card(&self) -> u64;
 

@@ -37,6 +37,14 @@ impl BloomValue for Chain {
         Chain::contains_each(self, items, answer);
     }
 
+    fn add_one(&mut self, item: &[u8], write: &mut Write) -> Result<bool, AddError> {
+        Chain::add_one(self, item, write.admission)
+    }
+
+    fn contains_one(&self, item: &[u8]) -> bool {
+        Chain::contains_one(self, item)
+    }
+
     fn card(&self) -> u64 {
         self.size
     }

@@ -55,7 +55,7 @@ impl Measured for Sparse {
 fn limit(write: &Write) -> u64 {
     match settings::bf_sparse_max_bytes() {
         0 => u64::MAX,
-        _ if write.replayed => u64::MAX,
+        _ if write.replayed() => u64::MAX,
         bytes => bytes,
     }
 }
@@ -196,7 +196,7 @@ impl BloomKind for Sparse {
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
         let limit = settings::bf_sparse_max_bytes();
         let plain = options.window.is_none() && !options.counting && !options.compact;
-        if !plain || write.replayed || limit == 0 {
+        if !plain || write.replayed() || limit == 0 {
             return Ok(None);
         }
         let o = options;

@@ -34,10 +34,10 @@ pub static WINDOWED_TYPE: RedisType = RedisType::new(
 /// The time a write applies at: the primary's clock, or for a replayed write the filter's own
 /// clock (time 0 never moves it).
 fn write_time(write: &Write) -> u64 {
-    if write.replayed {
+    if write.replayed() {
         0
     } else {
-        write.now_ms
+        write.now_ms()
     }
 }
 
@@ -47,7 +47,7 @@ fn start_write(filter: &mut Windowed, write: &mut Write) {
     let now = write_time(write);
     let before = filter.slot;
     filter.retire(now);
-    if write.replayed {
+    if write.replayed() {
         return;
     }
     if filter.slot != before {
@@ -158,8 +158,8 @@ impl BloomKind for Windowed {
             scaling: options.scaling,
         };
         let filter = Windowed::new(params, write.admission.limit(0))?;
-        if !write.replayed {
-            write.expire_at_ms = Some(filter.expiry_after(write.now_ms));
+        if !write.replayed() {
+            write.expire_at_ms = Some(filter.expiry_after(write.now_ms()));
         }
         Ok(Some(filter))
     }

@@ -3,6 +3,7 @@
 //! the key's expiry and a replacement value; and what became of each item of a multi-item
 //! write ([`Applied`]). The command applies all of it once with [`Write::finish`].
 
+use std::cell::OnceCell;
 use std::ffi::CStr;
 
 use crate::module::ffi::{Admission, Args, Ctx, Key, RawString};
@@ -101,11 +102,11 @@ pub struct Write {
     /// How large the filter may become: `bf.max-filter-bytes` and, for a client, what
     /// `maxmemory` leaves (deviation D13); neither binds a replayed write.
     pub admission: Admission,
-    /// The primary's clock when the command started, in Unix milliseconds.
-    pub now_ms: u64,
-    /// The command replays the primary's decisions (from the primary, or from the AOF): it
-    /// must not read the clock, and sets no expiry of its own (`PEXPIREAT` follows it).
-    pub replayed: bool,
+    ctx: Ctx,
+    /// The primary's clock when the command first asked for it ([`Write::now_ms`]).
+    now_ms: OnceCell<u64>,
+    /// [`Write::replayed`], read once.
+    replayed: OnceCell<bool>,
     /// Propagate the command as received when every item applied; a kind that replaces it
     /// by effects of its own turns this off.
     pub verbatim: bool,
@@ -126,13 +127,27 @@ impl Write {
     pub fn new(ctx: Ctx) -> Self {
         Write {
             admission: ctx.admission(),
-            now_ms: ctx.now_ms(),
-            replayed: ctx.is_replayed(),
+            ctx,
+            now_ms: OnceCell::new(),
+            replayed: OnceCell::new(),
             verbatim: true,
             expire_at_ms: None,
             replacement: None,
             effects: Vec::new(),
         }
+    }
+
+    /// The primary's clock, in Unix milliseconds: read when a kind first asks (most writes
+    /// never do), then the same for the rest of the command.
+    pub fn now_ms(&self) -> u64 {
+        *self.now_ms.get_or_init(|| self.ctx.now_ms())
+    }
+
+    /// The command replays the primary's decisions (from the primary, or from the AOF): it
+    /// must not read the clock, and sets no expiry of its own (`PEXPIREAT` follows it). Read
+    /// from the context flags when a kind first asks.
+    pub fn replayed(&self) -> bool {
+        *self.replayed.get_or_init(|| self.ctx.is_replayed())
     }
 
     /// Queues `command key args...` for replicas and the AOF, before the command's items.
