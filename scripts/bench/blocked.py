@@ -16,6 +16,16 @@ usec_per_call is wall-clock time, so on a shared machine a command the scheduler
 counts the interruption too: many short rounds are run, and the least disturbed round (the
 minimum) is reported next to the median.
 
+Yardsticks measured in the same run, on every server, to show what bounds a single-item
+command: GETBIT at a fixed offset of a bitmap (a built-in command's fixed cost, cached),
+GETBIT at random offsets of a bitmap as large as the blocked filter (the same fixed cost plus
+one random memory access: a cache and TLB miss), the same for a bitmap as large as the grown
+blocked filter, and BF.CARD of each filter (a command of the module that opens the same key
+and touches no filter bit: the module's fixed cost). From them the floor of a single-item
+command of the blocked kind, one block miss and no lookup work at all:
+    floor = (BF.CARD + (GETBIT random - GETBIT)) / RedisBloom's command
+next to the ratio achieved.
+
 Memory at the same measured false-positive rate: every large filter is probed with
 --probes items never added; the blocked kind's MEMORY USAGE is compared with RedisBloom's both
 at the same requested rate and for a non-scaling blocked filter sized for the false-positive
@@ -28,9 +38,10 @@ Usage: blocked.py [--redisbloom PATH] [--items N] [--grown N] [--rounds N] [--re
 
 import os
 import statistics
+import subprocess
 import sys
 
-from commandstats import CLIENTS, PIPELINE, load_items, measure
+from commandstats import CLIENTS, GETBIT_LUA, PIPELINE, load_items, measure
 from machine import describe, write_result
 from server import RedisServer, module_parser
 
@@ -51,9 +62,34 @@ def build(server, kind, items, grown):
     load_items(server, ["BF.MADD", "grown"], 0, grown)
 
 
-def cases(items, grown, requests):
+def bitmap_bits(servers):
+    """Bits of the yardstick bitmaps: as many as the blocked server's large and grown filters
+    have bytes (MEMORY USAGE), so a random GETBIT misses the caches as a block does."""
+    client = servers["bloomrs-blocked"].client
+    return {key: 8 * int(client.memory_usage(key, samples=0)) for key in ("big", "grown")}
+
+
+def build_bitmaps(server, bits):
+    """The yardstick bitmaps, written whole (SETBIT of the last bit zero-fills the string)
+    and read once so every page is resident."""
+    for key, size in bits.items():
+        server.client.setbit(f"bits:{key}", size - 1, 1)
+        server.client.strlen(f"bits:{key}")
+        server.client.bitcount(f"bits:{key}")
+
+
+def cases(items, grown, requests, bits):
     rand = "__rand_int__"
     return [
+        # Yardsticks (see the module's docstring). redis-benchmark pads __rand_int__ to 12
+        # digits, which GETBIT refuses: the random offset goes through a Lua wrapper, and
+        # commandstats times the GETBIT inside it on its own.
+        ("GETBIT", ["GETBIT", "bits:big", str(bits["big"] // 2)], None, requests),
+        ("GETBIT random", ["EVAL", GETBIT_LUA, "1", "bits:big", rand], bits["big"], requests),
+        ("BF.CARD", ["BF.CARD", "big"], None, requests),
+        ("grown GETBIT random", ["EVAL", GETBIT_LUA, "1", "bits:grown", rand], bits["grown"],
+         requests),
+        ("grown BF.CARD", ["BF.CARD", "grown"], None, requests),
         ("BF.EXISTS", ["BF.EXISTS", "big", rand], 2 * items, requests),
         ("BF.ADD", ["BF.ADD", "big", rand], 2 * items, requests),
         ("BF.MEXISTS 40", ["BF.MEXISTS", "big", *[rand] * BATCH], 2 * items, requests // 10),
@@ -109,10 +145,13 @@ def run(modules, items, grown, rounds, requests, probes):
             server.__enter__()
             print(f"building the filters on {name}", file=sys.stderr, flush=True)
             build(server, "blocked" if name == "bloomrs-blocked" else "plain", items, grown)
+        bits = bitmap_bits(servers)
+        for server in servers.values():
+            build_bitmaps(server, bits)
         order = list(servers)
         for r in range(rounds):
             results = {name: {} for name in servers}
-            for label, command, keyspace, calls in cases(items, grown, requests):
+            for label, command, keyspace, calls in cases(items, grown, requests, bits):
                 for name in order if r % 2 == 0 else reversed(order):
                     results[name][label] = measure(servers[name], command, keyspace, calls)
             for name in servers:
@@ -149,6 +188,7 @@ def ratios(stats, facts, yardstick):
                 row["target"] = TARGETS[label]
                 row["met"] = ratio <= TARGETS[label]
             rows.append(row)
+    rows += floors(median, yardstick)
     base = facts[yardstick]["memory_usage"]
     for name in ("bloomrs-blocked", "bloomrs-blocked at the yardstick's measured rate"):
         ratio = facts[name]["memory_usage"] / base
@@ -160,6 +200,34 @@ def ratios(stats, facts, yardstick):
         "memory_usage"]
     rows.append({"case": "memory (grown, same request)", "against": yardstick,
                  "ratio": round(ratio, 3)})
+    return rows
+
+
+# A single-item case, and the yardsticks of its floor: the module's fixed cost on the same key
+# and the random GETBIT on a bitmap of the same size.
+FLOOR_OF = {"BF.EXISTS": ("BF.CARD", "GETBIT random"), "BF.ADD": ("BF.CARD", "GETBIT random"),
+            "grown BF.EXISTS": ("grown BF.CARD", "grown GETBIT random")}
+
+
+def floor_usec(costs, label):
+    """The blocked kind's least possible time for `label` on this server: the module's fixed
+    cost (BF.CARD of the same key) plus one random memory access (a random GETBIT less a
+    cached one), with no lookup work at all."""
+    card, getbit_random = FLOOR_OF[label]
+    return costs[card] + max(0.0, costs[getbit_random] - costs["GETBIT"])
+
+
+def floors(median, yardstick):
+    """For each single-item case: the blocked kind's floor against the yardstick's time, next
+    to the ratio achieved, from the medians of this run."""
+    blocked, against = median["bloomrs-blocked"], median[yardstick]
+    rows = []
+    for label in FLOOR_OF:
+        floor = floor_usec(blocked, label)
+        rows.append({"case": f"{label} floor", "against": yardstick,
+                     "floor_usec": round(floor, 4), "floor_ratio": round(floor / against[label], 3),
+                     "ratio": round(blocked[label] / against[label], 3),
+                     "yardstick_fixed_usec": round(against[FLOOR_OF[label][0]], 4)})
     return rows
 
 
@@ -186,6 +254,14 @@ def plot(json_paths, out_png):
             bars = axis.barh([i + index * height for i in range(len(labels))], values,
                              height=height, color=colors.get(name), label=name)
             axis.bar_label(bars, fmt="%.2f", padding=2, fontsize=7)
+        # The blocked kind's floor (fixed cost + one miss) on its bar of each single-item case.
+        blocked_row = list(median).index("bloomrs-blocked")
+        for i, label in enumerate(labels):
+            if label in FLOOR_OF and "GETBIT random" in median["bloomrs-blocked"]:
+                y = i + blocked_row * height
+                axis.plot([floor_usec(median["bloomrs-blocked"], label)] * 2,
+                          [y - height / 2, y + height / 2], color="black", linewidth=2,
+                          label="blocked floor: fixed cost + one miss" if label == "BF.EXISTS" else None)
         axis.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))],
                         [f"{label} (per item)" if n > 1 else label
                          for label, n in zip(labels, per_item)])
@@ -202,6 +278,11 @@ def plot(json_paths, out_png):
     figure.tight_layout()
     figure.savefig(out_png, dpi=110)
     plt.close(figure)
+
+
+def uptime():
+    """`uptime` as printed: how long the machine is up, and its load averages."""
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def main():
@@ -232,8 +313,10 @@ def main():
             sys.exit(f"no module at {path}")
     out = args.out or f"docs/bench/blocked-{args.items // 1_000_000}M.json"
     machine = describe()
+    machine["uptime_at_start"] = uptime()
     runs, stats, facts, links, yardstick = run(modules, args.items, args.grown, args.rounds,
                                                args.requests, args.probes)
+    machine["uptime_at_end"] = uptime()
     rows = ratios(stats, facts, yardstick)
     for kind, table in stats.items():
         print(f"usec_per_call, {kind} of {args.rounds} rounds")
@@ -247,7 +330,9 @@ def main():
         verdict = "" if "met" not in row else ("  met" if row["met"] else "  MISSED")
         target = f" (target <= {row['target']}x)" if "target" in row else ""
         least = f", least disturbed rounds {row['ratio_of_min']}x" if "ratio_of_min" in row else ""
-        print(f"  {row['case']} vs {row['against']}: {row['ratio']}x{target}{verdict}{least}")
+        floor = f", floor {row['floor_ratio']}x" if "floor_ratio" in row else ""
+        print(f"  {row['case']} vs {row['against']}: {row['ratio']}x{target}{verdict}{least}"
+              f"{floor}")
     settings = {"items": args.items, "capacity": args.items + args.items // 10,
                 "grown": args.grown, "error_rate": ERROR_RATE, "rounds": args.rounds,
                 "requests": args.requests, "probes": args.probes, "pipeline": PIPELINE,
