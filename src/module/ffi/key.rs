@@ -116,7 +116,9 @@ impl Key {
         });
         match (stored, found) {
             (Stored::Ours(value), Some(member)) => {
-                self.track(value, member.measure, (member.totals)());
+                if self.write {
+                    self.track(value, member.measure, (member.totals)());
+                }
                 // SAFETY: the value is of `member.ty`, whose values are all the `T` that
                 // `member.view` casts from (both fixed together by `Member::new`); it lives
                 // while the key is open.
@@ -132,12 +134,18 @@ impl Key {
         // SAFETY: `ptr` is an open key (or null for a missing key opened read-only, which the
         // API treats as empty).
         unsafe {
-            if self.ptr.is_null()
-                || api!(RedisModule_KeyType)(self.ptr) == raw::REDISMODULE_KEYTYPE_EMPTY as c_int
-            {
+            if self.ptr.is_null() {
                 return Stored::Empty;
             }
-            if !ours(api!(RedisModule_ModuleTypeGetType)(self.ptr)) {
+            // A module value's type, null for an empty key or a value of a built-in type
+            // (only then is the key's type asked: the usual key holds a filter).
+            let key_type = api!(RedisModule_ModuleTypeGetType)(self.ptr);
+            if key_type.is_null() {
+                let empty = api!(RedisModule_KeyType)(self.ptr)
+                    == raw::REDISMODULE_KEYTYPE_EMPTY as c_int;
+                return if empty { Stored::Empty } else { Stored::Other };
+            }
+            if !ours(key_type) {
                 return Stored::Other;
             }
             let value = api!(RedisModule_ModuleTypeGetValue)(self.ptr);
