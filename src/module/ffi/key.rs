@@ -141,8 +141,8 @@ impl Key {
             // (only then is the key's type asked: the usual key holds a filter).
             let key_type = api!(RedisModule_ModuleTypeGetType)(self.ptr);
             if key_type.is_null() {
-                let empty = api!(RedisModule_KeyType)(self.ptr)
-                    == raw::REDISMODULE_KEYTYPE_EMPTY as c_int;
+                let empty =
+                    api!(RedisModule_KeyType)(self.ptr) == raw::REDISMODULE_KEYTYPE_EMPTY as c_int;
                 return if empty { Stored::Empty } else { Stored::Other };
             }
             if !ours(key_type) {
