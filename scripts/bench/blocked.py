@@ -17,16 +17,22 @@ counts the interruption too: many short rounds are run, and the least disturbed 
 minimum) is reported next to the median.
 
 Yardsticks measured in the same run, on every server, to show what bounds a single-item
-command: GETBIT at a fixed offset of a bitmap (a built-in command's fixed cost, cached),
-GETBIT at random offsets of a bitmap as large as the blocked filter (the same fixed cost plus
-one random memory access: a cache and TLB miss), the same for a bitmap as large as the grown
-blocked filter, and BF.CARD of each filter (a command of the module that opens the same key
-and touches no filter bit: the module's fixed cost). The random GETBIT goes through a Lua
-wrapper (see cases()), whose call from the script commandstats times too, so the miss is read
-against GETBIT at the fixed offset through the same wrapper ("GETBIT via Lua"). From them the
-floor of a single-item command of the blocked kind, one block miss and no lookup work at all:
-    floor = (BF.CARD + (GETBIT random - GETBIT via Lua)) / RedisBloom's command
-next to the ratio achieved.
+command, by splitting its time into three parts:
+  fixed cost   BF.CARD of the same filter: a command of the module that opens the same key
+               and replies, touching no filter bit (dispatch, module context, key, reply)
+  lookup work  BF.EXISTS / BF.ADD on a small filter of the same kind (--small items, in the
+               caches) less BF.CARD: hashing and probing with no miss
+  misses       BF.EXISTS / BF.ADD on the large (or grown) filter less the small filter's
+The blocked kind's floor is its fixed cost plus its misses with no lookup work at all,
+    floor = (BF.CARD + (large - small)) / RedisBloom's command on the large filter,
+shown next to the ratio achieved: what no cheaper hashing or probing could go below. A
+built-in command gives the same parts for comparison: GETBIT at a fixed offset (fixed cost),
+and at random offsets of a bitmap as large as the blocked filter (plus one random access).
+redis-benchmark's __rand_int__ is zero-padded, which GETBIT refuses, so the random GETBIT goes
+through a Lua wrapper; commandstats times the GETBIT inside the script with its call from the
+script, and the interpreter's work between calls leaves less of the bitmap's page tables and
+lines in the caches than a stream of filter commands leaves of the filter's: its miss ("GETBIT
+random" less "GETBIT via Lua", the same wrapper at a fixed offset) is the dearer reading.
 
 Memory at the same measured false-positive rate: every large filter is probed with
 --probes items never added; the blocked kind's MEMORY USAGE is compared with RedisBloom's both
@@ -54,7 +60,7 @@ TARGETS = {"BF.EXISTS": 0.6, "BF.ADD": 0.7, "BF.MEXISTS 40": 0.25, "grown BF.EXI
            "memory": 1.15}
 
 
-def build(server, kind, items, grown):
+def build(server, kind, items, grown, small):
     """The large and the grown filter of one server (kind: plain or blocked)."""
     extra = ["BLOCKED"] if kind == "blocked" else []
     client = server.client
@@ -62,6 +68,10 @@ def build(server, kind, items, grown):
     load_items(server, ["BF.MADD", "big"], 0, items)
     client.execute_command("BF.RESERVE", "grown", ERROR_RATE, 100, *extra)
     load_items(server, ["BF.MADD", "grown"], 0, grown)
+    # The small filter: half full, room for every add of the run (its items are drawn from
+    # twice the items held), so it keeps one link.
+    client.execute_command("BF.RESERVE", "small", ERROR_RATE, 2 * small, *extra)
+    load_items(server, ["BF.MADD", "small"], 0, small)
 
 
 def bitmap_bits(servers):
@@ -80,7 +90,7 @@ def build_bitmaps(server, bits):
         server.client.bitcount(f"bits:{key}")
 
 
-def cases(items, grown, requests, bits):
+def cases(items, grown, requests, bits, small):
     rand = "__rand_int__"
     return [
         # Yardsticks (see the module's docstring). redis-benchmark pads __rand_int__ to 12
@@ -94,6 +104,8 @@ def cases(items, grown, requests, bits):
         ("grown GETBIT random", ["EVAL", GETBIT_LUA, "1", "bits:grown", rand], bits["grown"],
          requests),
         ("grown BF.CARD", ["BF.CARD", "grown"], None, requests),
+        ("small BF.EXISTS", ["BF.EXISTS", "small", rand], 2 * small, requests),
+        ("small BF.ADD", ["BF.ADD", "small", rand], 2 * small, requests),
         ("BF.EXISTS", ["BF.EXISTS", "big", rand], 2 * items, requests),
         ("BF.ADD", ["BF.ADD", "big", rand], 2 * items, requests),
         ("BF.MEXISTS 40", ["BF.MEXISTS", "big", *[rand] * BATCH], 2 * items, requests // 10),
@@ -141,21 +153,23 @@ def memory(servers, yardstick, items, probes):
     return facts
 
 
-def run(modules, items, grown, rounds, requests, probes):
+def run(modules, items, grown, small, rounds, requests, probes):
     servers = {name: RedisServer(path) for name, path in modules.items()}
     runs = {name: [] for name in servers}
     try:
         for name, server in servers.items():
             server.__enter__()
             print(f"building the filters on {name}", file=sys.stderr, flush=True)
-            build(server, "blocked" if name == "bloomrs-blocked" else "plain", items, grown)
+            build(server, "blocked" if name == "bloomrs-blocked" else "plain", items, grown,
+                  small)
         bits = bitmap_bits(servers)
         for server in servers.values():
             build_bitmaps(server, bits)
         order = list(servers)
         for r in range(rounds):
             results = {name: {} for name in servers}
-            for label, command, keyspace, calls in cases(items, grown, requests, bits):
+            for label, command, keyspace, calls in cases(items, grown, requests, bits,
+                                                         small):
                 for name in order if r % 2 == 0 else reversed(order):
                     results[name][label] = measure(servers[name], command, keyspace, calls)
             for name in servers:
@@ -207,23 +221,30 @@ def ratios(stats, facts, yardstick):
     return rows
 
 
-# A single-item case, and the yardsticks of its floor: the module's fixed cost on the same key
-# and the random GETBIT on a bitmap of the same size.
-FLOOR_OF = {"BF.EXISTS": ("BF.CARD", "GETBIT random"), "BF.ADD": ("BF.CARD", "GETBIT random"),
-            "grown BF.EXISTS": ("grown BF.CARD", "grown GETBIT random")}
+# A single-item case and its yardsticks: the module's fixed cost on the same key (BF.CARD)
+# and the same command on the small filter (no miss).
+FLOOR_OF = {"BF.EXISTS": ("BF.CARD", "small BF.EXISTS"),
+            "BF.ADD": ("BF.CARD", "small BF.ADD"),
+            "grown BF.EXISTS": ("grown BF.CARD", "small BF.EXISTS")}
+
+
+def parts(costs, label):
+    """`label`'s time on one server split into fixed cost, lookup work and misses (µs)."""
+    card, cached = FLOOR_OF[label]
+    return {"fixed": costs[card], "lookup": costs[cached] - costs[card],
+            "misses": costs[label] - costs[cached]}
 
 
 def floor_usec(costs, label):
-    """The blocked kind's least possible time for `label` on this server: the module's fixed
-    cost (BF.CARD of the same key) plus one random memory access (a random GETBIT less a
-    cached one), with no lookup work at all."""
-    card, getbit_random = FLOOR_OF[label]
-    return costs[card] + max(0.0, costs[getbit_random] - costs["GETBIT via Lua"])
+    """The blocked kind's least time for `label` with no lookup work at all: its fixed cost
+    plus its misses."""
+    split = parts(costs, label)
+    return split["fixed"] + max(0.0, split["misses"])
 
 
 def floors(median, yardstick):
-    """For each single-item case: the blocked kind's floor against the yardstick's time, next
-    to the ratio achieved, from the medians of this run."""
+    """For each single-item case: every server's time split into its parts, and the blocked
+    kind's floor against the yardstick's time next to the ratio achieved (medians)."""
     blocked, against = median["bloomrs-blocked"], median[yardstick]
     rows = []
     for label in FLOOR_OF:
@@ -231,7 +252,9 @@ def floors(median, yardstick):
         rows.append({"case": f"{label} floor", "against": yardstick,
                      "floor_usec": round(floor, 4), "floor_ratio": round(floor / against[label], 3),
                      "ratio": round(blocked[label] / against[label], 3),
-                     "yardstick_fixed_usec": round(against[FLOOR_OF[label][0]], 4)})
+                     "parts_usec": {name: {part: round(value, 4)
+                                           for part, value in parts(costs, label).items()}
+                                    for name, costs in median.items()}})
     return rows
 
 
@@ -261,11 +284,11 @@ def plot(json_paths, out_png):
         # The blocked kind's floor (fixed cost + one miss) on its bar of each single-item case.
         blocked_row = list(median).index("bloomrs-blocked")
         for i, label in enumerate(labels):
-            if label in FLOOR_OF and "GETBIT random" in median["bloomrs-blocked"]:
+            if label in FLOOR_OF and "small BF.ADD" in median["bloomrs-blocked"]:
                 y = i + blocked_row * height
                 axis.plot([floor_usec(median["bloomrs-blocked"], label)] * 2,
                           [y - height / 2, y + height / 2], color="black", linewidth=2,
-                          label="blocked floor: fixed cost + one miss" if label == "BF.EXISTS" else None)
+                          label="blocked floor: fixed cost + misses" if label == "BF.EXISTS" else None)
         axis.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))],
                         [f"{label} (per item)" if n > 1 else label
                          for label, n in zip(labels, per_item)])
@@ -294,6 +317,8 @@ def main():
     parser.add_argument("--redisbloom", help="RedisBloom's redisbloom.so, the yardstick")
     parser.add_argument("--items", type=int, default=10_000_000)
     parser.add_argument("--grown", type=int, default=1_000_000)
+    parser.add_argument("--small", type=int, default=50_000,
+                        help="items of the small filter (in the caches)")
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--probes", type=int, default=1_000_000)
@@ -318,8 +343,8 @@ def main():
     out = args.out or f"docs/bench/blocked-{args.items // 1_000_000}M.json"
     machine = describe()
     machine["uptime_at_start"] = uptime()
-    runs, stats, facts, links, yardstick = run(modules, args.items, args.grown, args.rounds,
-                                               args.requests, args.probes)
+    runs, stats, facts, links, yardstick = run(modules, args.items, args.grown, args.small,
+                                               args.rounds, args.requests, args.probes)
     machine["uptime_at_end"] = uptime()
     rows = ratios(stats, facts, yardstick)
     for kind, table in stats.items():
@@ -334,7 +359,8 @@ def main():
         verdict = "" if "met" not in row else ("  met" if row["met"] else "  MISSED")
         target = f" (target <= {row['target']}x)" if "target" in row else ""
         least = f", least disturbed rounds {row['ratio_of_min']}x" if "ratio_of_min" in row else ""
-        floor = f", floor {row['floor_ratio']}x" if "floor_ratio" in row else ""
+        floor = f", floor {row['floor_ratio']}x ({row['parts_usec']})" if "floor_ratio" in row \
+            else ""
         print(f"  {row['case']} vs {row['against']}: {row['ratio']}x{target}{verdict}{least}"
               f"{floor}")
     settings = {"items": args.items, "capacity": args.items + args.items // 10,
