@@ -259,52 +259,83 @@ def floors(median, yardstick):
 
 
 def plot(json_paths, out_png):
-    """Bars of usec per call (median of the rounds, per item for the batches) of each server,
-    one panel per result file (10M, 100M items)."""
+    """Per result file (10M, 100M items), one column: above, bars of usec per call (median of
+    the rounds, per item for the batches) of each server, the blocked kind's floor marked on
+    its single-item bars; below, each single-item case split into fixed cost, lookup work and
+    misses per server (see the module's docstring)."""
     import json
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     colors = {"redisbloom": "#7f7f7f", "bloomrs-plain": "#1f77b4", "bloomrs-blocked": "#d62728"}
-    figure, axes = plt.subplots(1, len(json_paths), figsize=(6 * len(json_paths), 4.5),
-                                squeeze=False)
-    for axis, path in zip(axes[0], json_paths):
+    figure, axes = plt.subplots(2, len(json_paths), figsize=(7 * len(json_paths), 11),
+                                squeeze=False, gridspec_kw={"height_ratios": [3, 1.4]})
+    for column, path in enumerate(json_paths):
         with open(path, encoding="utf-8") as src:
             data = json.load(src)
         median = data["median_usec_per_call"]
-        labels = list(median["bloomrs-blocked"])
-        per_item = [BATCH if "MEXISTS" in label else 1 for label in labels]
-        height = 0.8 / len(median)
-        for index, (name, cases) in enumerate(median.items()):
-            values = [cases[label] / n for label, n in zip(labels, per_item)]
-            bars = axis.barh([i + index * height for i in range(len(labels))], values,
-                             height=height, color=colors.get(name), label=name)
-            axis.bar_label(bars, fmt="%.2f", padding=2, fontsize=7)
-        # The blocked kind's floor (fixed cost + one miss) on its bar of each single-item case.
-        blocked_row = list(median).index("bloomrs-blocked")
-        for i, label in enumerate(labels):
-            if label in FLOOR_OF and "small BF.ADD" in median["bloomrs-blocked"]:
-                y = i + blocked_row * height
-                axis.plot([floor_usec(median["bloomrs-blocked"], label)] * 2,
-                          [y - height / 2, y + height / 2], color="black", linewidth=2,
-                          label="blocked floor: fixed cost + misses" if label == "BF.EXISTS" else None)
-        axis.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))],
-                        [f"{label} (per item)" if n > 1 else label
-                         for label, n in zip(labels, per_item)])
-        axis.invert_yaxis()
-        axis.set_xlabel("usec per call (median of rounds, INFO commandstats)")
-        axis.set_title(f"{data['settings']['items'] // 1_000_000}M items at 1 %; grown: "
-                       f"{data['settings']['grown'] // 1_000_000}M in 14 links", fontsize=10)
-        axis.grid(True, axis="x", alpha=0.3)
-    axes[0][0].legend(fontsize=8)
+        plot_cases(axes[0][column], median, colors)
+        title = (f"{data['settings']['items'] // 1_000_000}M items at 1 %; grown: "
+                 f"{data['settings']['grown'] // 1_000_000}M in 14 links")
+        axes[0][column].set_title(title, fontsize=10)
+        if "small BF.ADD" in median["bloomrs-blocked"]:
+            plot_parts(axes[1][column], median)
+        else:
+            axes[1][column].set_visible(False)
     m = data["machine"]
     server = (m.get("redis_server") or "").split(" sha")[0]
-    figure.suptitle(f"Blocked against RedisBloom's layout — {m.get('cpu')}, {m.get('cores')} "
+    figure.suptitle(f"Blocked against RedisBloom's layout\n{m.get('cpu')}, {m.get('cores')} "
                     f"cores; {server}", fontsize=9)
     figure.tight_layout()
     figure.savefig(out_png, dpi=110)
     plt.close(figure)
+
+
+def plot_cases(axis, median, colors):
+    labels = list(median["bloomrs-blocked"])
+    per_item = [BATCH if "MEXISTS" in label else 1 for label in labels]
+    height = 0.8 / len(median)
+    for index, (name, cases) in enumerate(median.items()):
+        values = [cases[label] / n for label, n in zip(labels, per_item)]
+        bars = axis.barh([i + index * height for i in range(len(labels))], values,
+                         height=height, color=colors.get(name), label=name)
+        axis.bar_label(bars, fmt="%.2f", padding=2, fontsize=7)
+    # The blocked kind's floor (fixed cost + misses) on its bar of each single-item case.
+    blocked_row = list(median).index("bloomrs-blocked")
+    for i, label in enumerate(labels):
+        if label in FLOOR_OF and "small BF.ADD" in median["bloomrs-blocked"]:
+            y = i + blocked_row * height
+            axis.plot([floor_usec(median["bloomrs-blocked"], label)] * 2,
+                      [y - height / 2, y + height / 2], color="black", linewidth=2,
+                      label="blocked floor: fixed cost + misses" if label == "BF.EXISTS"
+                      else None)
+    axis.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))],
+                    [f"{label} (per item)" if n > 1 else label
+                     for label, n in zip(labels, per_item)])
+    axis.invert_yaxis()
+    axis.set_xlabel("usec per call (median of rounds, INFO commandstats)")
+    axis.grid(True, axis="x", alpha=0.3)
+    axis.legend(fontsize=8, loc="upper right")
+
+
+def plot_parts(axis, median):
+    """Stacked bars: fixed cost, lookup work and misses of each single-item case per server."""
+    shades = {"fixed": "#bbbbbb", "lookup": "#6baed6", "misses": "#d62728"}
+    rows = [(label, name) for label in FLOOR_OF for name in median]
+    order = list(shades)
+    for part, color in shades.items():
+        before = order[:order.index(part)]
+        left = [sum(max(0.0, parts(median[name], label)[p]) for p in before)
+                for label, name in rows]
+        values = [max(0.0, parts(median[name], label)[part]) for label, name in rows]
+        axis.barh(range(len(rows)), values, left=left, color=color, label=part)
+    axis.set_yticks(range(len(rows)), [f"{label}: {name}" for label, name in rows], fontsize=7)
+    axis.invert_yaxis()
+    axis.set_xlabel("usec per call: fixed (BF.CARD), lookup (small filter - BF.CARD), "
+                    "misses (large - small)", fontsize=8)
+    axis.grid(True, axis="x", alpha=0.3)
+    axis.legend(fontsize=8, loc="lower right")
 
 
 def uptime():

@@ -35,7 +35,7 @@ import time
 import redis
 
 from commandstats import load_items
-from machine import write_result
+from machine import describe, write_result
 from server import free_port, module_parser
 
 ERROR_RATE = 0.01
@@ -227,7 +227,8 @@ def main():
         settings = {"calls": args.calls, "items": args.items, "grown": args.grown,
                     "pipeline": PIPELINE, "clients": 1, "error_rate": ERROR_RATE,
                     "modules": {n: os.path.basename(p) for n, (p, _) in modules.items()}}
-        write_result(args.out, {"settings": settings, "instructions_per_call": results})
+        write_result(args.out, {"machine": describe(), "settings": settings,
+                                "instructions_per_call": results})
 
 
 if __name__ == "__main__":
