@@ -30,9 +30,9 @@ built-in command gives the same parts for comparison: GETBIT at a fixed offset (
 and at random offsets of a bitmap as large as the blocked filter (plus one random access).
 redis-benchmark's __rand_int__ is zero-padded, which GETBIT refuses, so the random GETBIT goes
 through a Lua wrapper; commandstats times the GETBIT inside the script with its call from the
-script, and the interpreter's work between calls leaves less of the bitmap's page tables and
-lines in the caches than a stream of filter commands leaves of the filter's: its miss ("GETBIT
-random" less "GETBIT via Lua", the same wrapper at a fixed offset) is the dearer reading.
+script, and the interpreter's work between calls shares the caches with the bitmap: its miss
+("GETBIT random" less "GETBIT via Lua", the same wrapper at a fixed offset) moves more between
+runs than the commands' own, which is why the floor takes the latter.
 
 Memory at the same measured false-positive rate: every large filter is probed with
 --probes items never added; the blocked kind's MEMORY USAGE is compared with RedisBloom's both
