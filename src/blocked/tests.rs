@@ -434,3 +434,42 @@ fn measured_rate_table() {
         );
     }
 }
+
+/// BF.EXISTS and BF.ADD take the single-item paths (`contains`, `add`: the blocks requested
+/// from the first half of the hash), BF.MEXISTS and BF.MADD the batch paths: on a chain whose
+/// newer links are large enough to be prefetched, both build the same filter and answer alike.
+#[test]
+fn single_item_paths_answer_as_the_batch_paths() {
+    let single = filled(100_000, 0.01, true, 300_000, 7);
+    assert!(single.links.len() >= 2);
+    assert!(single
+        .links
+        .iter()
+        .any(|link| link.bytes() >= PREFETCH_MIN_BYTES));
+    let mut rng = Rng::new(7);
+    let items: Vec<[u8; 8]> = (0..300_000).map(|_| rng.next().to_le_bytes()).collect();
+    let mut batched = Blocked::new(100_000, 0.01, 2, true, NO_LIMIT).unwrap();
+    batched.add_each(items.iter().map(|i| &i[..]), NO_LIMIT, |outcome| {
+        outcome.is_ok()
+    });
+    assert_eq!(single, batched);
+
+    let mut rng = Rng::new(8);
+    let probes: Vec<Vec<u8>> = (0..20_000usize)
+        .map(|i| match i % 2 {
+            0 => absent(&mut rng).to_vec(),
+            _ => items.get(i * 13 % items.len()).unwrap().to_vec(),
+        })
+        .collect();
+    let mut each = Vec::new();
+    single.contains_each(probes.iter().map(Vec::as_slice), |found| each.push(found));
+    let one: Vec<bool> = probes.iter().map(|p| single.contains(p)).collect();
+    assert_eq!(one, each);
+    assert!(one.iter().skip(1).step_by(2).all(|found| *found));
+    for p in &probes {
+        assert_eq!(
+            ItemHash::from_first(p, ItemHash::first(p)),
+            ItemHash::of(p, true)
+        );
+    }
+}
