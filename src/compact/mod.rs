@@ -1,6 +1,7 @@
 //! Compact filters: one quotient table that doubles as items arrive, in the line of
 //! InfiniFilter (Dayan et al., SIGMOD 2023) and Aleph Filter (PVLDB 2024), instead of a
-//! chain of Bloom links. Lookups read one run of one table however far it grew.
+//! chain of Bloom links. Lookups read one run of one table however far it grew (two runs
+//! while a doubling is in progress, see `doubling`).
 //!
 //! An item's 128-bit hash (`ItemHash`, MurmurHash64A as the Bloom chains use) is read as a
 //! bit string: the first `log2_slots` bits choose its quotient (slot), the next bits are its
@@ -24,6 +25,12 @@
 //! delete takes one count off the longest fingerprint matching the item. That keeps every
 //! other added item present: if the removed entry was another item's, the deleted item's own
 //! entry is no longer and matches it too (both are prefixes of the same longer prefix).
+//! During a doubling the longest is taken over both tables, by the hash bits an entry holds
+//! (quotient and fingerprint): the deleted item's own entry, in either table, is still a
+//! prefix of the removed one and so of the other item's hash; if it is in the old table, its
+//! old quotient is the other item's too and not moved yet, so the other item's lookup reads
+//! it there. Moves keep every entry's prefix (voids copied into both halves), as a whole
+//! doubling did.
 
 mod codec;
 mod counters;
