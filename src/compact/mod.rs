@@ -345,7 +345,7 @@ impl Compact {
             None if self.table.insert(quotient, field) => {
                 // An old entry this item matches may merge with the new one when it moves.
                 if let Some(d) = self.doubling.as_mut().filter(|_| beside_old) {
-                    d.reserve += 1;
+                    d.reserve = d.reserve.saturating_add(1);
                 }
                 1
             }
