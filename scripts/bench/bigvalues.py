@@ -26,7 +26,7 @@ UNLINK and DEL is made by COPY, or by RESTORE of the DUMP where COPY is refused.
 (module, kind) runs on a fresh server. The machine is shared and has 2 cores: figures are of one
 run; the orders of magnitude, not the last digit, are what to read.
 
-Usage: bigvalues.py [--bloomrs PATH] [--redisbloom PATH] [--items N] [--out FILE]
+Usage: bigvalues.py [--bloomrs PATH] [--redisbloom PATH] [--items N] [--kinds K,...] [--out FILE]
 """
 
 import os
@@ -224,12 +224,19 @@ def main():
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of the measurements after the fill (medians)")
     parser.add_argument("--out", default="docs/bench/bigvalues.json")
+    parser.add_argument("--kinds", default=None,
+                        help="only these bloomrs kinds, comma-separated (chain,BLOCKED,COMPACT)")
     args = parser.parse_args()
     result = {"machine": describe(), "items": args.items, "error_rate": ERROR,
               "unit": "us of server time (SLOWLOG)", "filters": {}}
     with RedisServer(args.bloomrs) as server:
         kinds = [k for k in ["BLOCKED", "COMPACT"] if supports(server.client, k)]
-    for kind in [None] + kinds:
+    if args.kinds:
+        wanted = args.kinds.split(",")
+        kinds = [k for k in [None] + kinds if (k or "chain") in wanted]
+    else:
+        kinds = [None] + kinds
+    for kind in kinds:
         name = f"bloomrs {kind or 'chain'}"
         print(f"== {name}", flush=True)
         result["filters"][name] = measure(args.bloomrs, kind, args.items, args.rounds)

@@ -16,7 +16,8 @@
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
 use super::counters;
-use super::table::{table_bytes, Table};
+use super::doubling::{table_cost, Doubling};
+use super::table::{offset_bytes, table_bytes, Table};
 use super::{
     fingerprint_bits, max_entries, value_bytes, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS,
 };
@@ -25,13 +26,19 @@ use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// The first eight bytes of every compact header.
 pub const MAGIC: &[u8; 8] = b"bloomrsP";
-/// Encoding 2 counts repeated adds (`counters`); encoding 1's values (and SCANDUMP header
-/// version 1's) still load, converted: one way, a server without counters cannot read 2.
-pub const ENCODING_VERSION: i32 = 2;
+/// Encoding 3 carries a doubling in progress (its cursor, reserve and old table); encoding 2
+/// counts repeated adds (`counters`); encoding 1's values (and SCANDUMP header version 1's)
+/// still load, converted. One way: a server from before cannot read a newer encoding.
+pub const ENCODING_VERSION: i32 = 3;
+const COUNTED_ENCODING: i32 = 2;
 const LEGACY_ENCODING: i32 = 1;
+/// Header version 3 (68 bytes) is sent only by a filter in the middle of a doubling; others
+/// send version 2, as before.
+const DOUBLING_HEADER: u32 = 3;
 const HEADER_VERSION: u32 = 2;
 const LEGACY_HEADER: u32 = 1;
 const HEADER_LEN: usize = 52;
+const DOUBLING_HEADER_LEN: usize = 68;
 const FLAG_DELETABLE: u64 = 1;
 /// The table is in encoding 1's form (only while its chunks arrive).
 const FLAG_LEGACY: u64 = 2;
@@ -45,11 +52,21 @@ struct Shape {
     flags: u64,
     items: u64,
     entries: u64,
+    /// During a doubling: old quotients moved, and the reserve.
+    doubling: Option<(u64, u64)>,
+}
+
+/// The dimensions a checked shape allows: the table's, and a doubling's old table's.
+struct Dims {
+    log2_slots: u32,
+    generation: u32,
+    width: u32,
+    old: Option<(u32, u32)>,
 }
 
 impl Shape {
-    /// Every field checked and the table's size admitted, before allocating it.
-    fn check(&self, max_bytes: u64) -> Result<(u32, u32, u32), LoadError> {
+    /// Every field checked and the tables' sizes admitted together, before allocating them.
+    fn check(&self, max_bytes: u64) -> Result<Dims, LoadError> {
         if !(self.error > 0.0 && self.error < 1.0) {
             return Err(LoadError::Invalid("error rate"));
         }
@@ -71,10 +88,47 @@ impl Shape {
         if self.entries > max_entries(1 << log2_slots) {
             return Err(LoadError::Invalid("item counts"));
         }
-        if value_bytes(log2_slots, width).is_none_or(|b| b > max_bytes) {
+        let old = match self.doubling {
+            None => None,
+            Some((cursor, reserve)) => {
+                Some(self.check_doubling(log2_slots, generation, cursor, reserve)?)
+            }
+        };
+        let old_bytes = old.map_or(Some(0), |(q, w)| {
+            table_bytes(q, w)?.checked_add(offset_bytes(q))
+        });
+        let size = value_bytes(log2_slots, width).zip(old_bytes);
+        if size.is_none_or(|(new, old)| new.saturating_add(old) > max_bytes) {
             return Err(LoadError::TooLarge);
         }
-        Ok((log2_slots, generation, width))
+        Ok(Dims {
+            log2_slots,
+            generation,
+            width,
+            old,
+        })
+    }
+
+    /// A doubling's fields: the old table one size smaller, one generation earlier, its cursor
+    /// inside it, no table in encoding 1's form.
+    fn check_doubling(
+        &self,
+        log2_slots: u32,
+        generation: u32,
+        cursor: u64,
+        reserve: u64,
+    ) -> Result<(u32, u32), LoadError> {
+        if generation == 0 || log2_slots <= MIN_LOG2_SLOTS || self.flags & FLAG_LEGACY != 0 {
+            return Err(LoadError::Invalid("doubling"));
+        }
+        let old_log2 = log2_slots - 1;
+        let old_width =
+            width_for(self.error, generation - 1).ok_or(LoadError::Invalid("doubling"))?;
+        let room = self.entries.saturating_add(reserve) <= max_entries(1 << log2_slots);
+        if cursor >= 1u64 << old_log2 || !room {
+            return Err(LoadError::Invalid("doubling"));
+        }
+        Ok((old_log2, old_width))
     }
 
     fn of(filter: &Compact) -> Shape {
@@ -87,92 +141,177 @@ impl Shape {
                 + u64::from(filter.legacy) * FLAG_LEGACY,
             items: filter.items,
             entries: filter.entries,
+            doubling: filter.doubling.as_ref().map(|d| (d.cursor, d.reserve)),
         }
     }
 
-    /// A filter of this shape around `table` (whose dimensions the caller made match).
-    fn filter(&self, generation: u32, table: Table, received: u64) -> Compact {
+    /// A filter of this shape around `table` and a doubling's `old` table (whose dimensions
+    /// the caller made match); its derived counts are set once it is checked.
+    fn filter(&self, dims: &Dims, table: Table, old: Option<Table>, received: u64) -> Compact {
+        let doubling = self
+            .doubling
+            .zip(old)
+            .map(|((cursor, reserve), old)| Doubling {
+                old,
+                cursor,
+                pending: 0,
+                reserve,
+            });
         Compact {
-            fresh_bits: fingerprint_bits(self.error, generation).unwrap_or(0),
+            fresh_bits: fingerprint_bits(self.error, dims.generation).unwrap_or(0),
             error: self.error,
-            generation,
+            generation: dims.generation,
             deletable: self.flags & FLAG_DELETABLE != 0,
             items: self.items,
             entries: self.entries,
             received,
             legacy: self.flags & FLAG_LEGACY != 0,
             table,
+            moved: 0,
+            doubling,
         }
     }
 }
 
+/// Whether `table` has the given shape and length, and (`whole`) no stray bits past its last
+/// slot.
+fn sized(table: &Table, log2_slots: u32, width: u32) -> Result<(), LoadError> {
+    let expected = table_bytes(log2_slots, width).unwrap_or(0);
+    if table.log2_slots != log2_slots || table.width != width {
+        return Err(LoadError::Invalid("table shape"));
+    }
+    if table.bytes.len() as u64 != expected {
+        return Err(LoadError::Invalid("table length"));
+    }
+    Ok(())
+}
+
+/// A complete table's own checks: no stray bits, runs whose entries have counters in their
+/// one form (only `counted` tables count) and each fingerprint once (unless `legacy`): the
+/// slots it uses.
+fn sound(table: &Table, counted: bool, legacy: bool) -> Result<u64, LoadError> {
+    // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
+    let used = table.slots() * (u64::from(table.width) + 2) / 8;
+    let stray = table
+        .bytes
+        .get(used as usize..)
+        .is_none_or(|tail| tail.iter().any(|b| *b != 0));
+    if stray {
+        return Err(LoadError::Invalid("bits past the table"));
+    }
+    let mut seen: Vec<u64> = Vec::new();
+    let mut sound = true;
+    let walked = table.for_each_run(|_, _, fields| {
+        seen.clear();
+        let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
+        for e in counters::elements(fields.len() as u64, table.width, field_at) {
+            sound &= e.canonical && (counted || e.pairs == 0);
+            seen.push(e.field);
+        }
+        seen.sort_unstable();
+        sound &= legacy || seen.windows(2).all(|w| w.first() != w.get(1));
+    });
+    if !sound {
+        return Err(LoadError::Invalid("counters"));
+    }
+    walked.ok_or(LoadError::Invalid("table metadata"))
+}
+
 impl Compact {
     /// The one validator of a compact value read from outside (RDB, RESTORE, LOADCHUNK):
-    /// fields a filter could have, a size within `max_bytes`, a table whose metadata describe
-    /// runs holding exactly `entries` entries, and no stray bits past the last slot.
+    /// fields a filter could have, a size within `max_bytes` (both tables during a
+    /// doubling), tables whose metadata describe runs holding exactly `entries` entries, no
+    /// stray bits past the last slot, and room in the new table for what a doubling still
+    /// moves; the counts derived from the tables are the ones kept.
     pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
         if self.legacy && self.is_loaded() {
             return Err(LoadError::Invalid("table in encoding 1"));
         }
-        self.check(max_bytes)
+        let derived = self.check(max_bytes)?;
+        let pending = self.doubling.as_ref().map_or(0, |d| d.pending);
+        if derived != (self.moved, pending) {
+            return Err(LoadError::Invalid("derived counts"));
+        }
+        Ok(())
     }
 
     /// [`Self::validate`] without the rule that a complete table is in encoding 2 (a table
-    /// in encoding 1 has a repeated entry per add, and no counters).
-    fn check(&self, max_bytes: u64) -> Result<(), LoadError> {
-        let (log2_slots, _, width) = Shape::of(self).check(max_bytes)?;
-        if self.table.log2_slots != log2_slots || self.table.width != width {
-            return Err(LoadError::Invalid("table shape"));
+    /// in encoding 1 has a repeated entry per add, and no counters): the derived counts,
+    /// `moved` and a doubling's `pending` (zero until every chunk arrived).
+    fn check(&self, max_bytes: u64) -> Result<(u64, u64), LoadError> {
+        let dims = Shape::of(self).check(max_bytes)?;
+        sized(&self.table, dims.log2_slots, dims.width)?;
+        match (&self.doubling, dims.old) {
+            (Some(d), Some((log2_slots, width))) => sized(&d.old, log2_slots, width)?,
+            (None, None) => {}
+            _ => return Err(LoadError::Invalid("doubling")),
         }
-        let expected = table_bytes(log2_slots, width).unwrap_or(0);
-        if self.table.bytes.len() as u64 != expected || self.received > expected {
+        if self.received > self.stream_len() {
             return Err(LoadError::Invalid("table length"));
         }
         if !self.is_loaded() {
             // Between LOADCHUNK calls (and so in an RDB or AOF taken then): the bytes not
-            // received yet are still zero, and the table is checked whole when its last chunk
-            // arrives.
-            let pending = self.table.bytes.get(self.received as usize..);
-            if pending.is_none_or(|bytes| bytes.iter().any(|b| *b != 0)) {
+            // received yet are still zero, and the tables are checked whole when the last
+            // chunk arrives.
+            let received = self.received as usize;
+            let new_len = self.table.bytes.len();
+            let pending_new = self.table.bytes.get(received.min(new_len)..);
+            let pending_old = self
+                .doubling
+                .as_ref()
+                .map(|d| d.old.bytes.get(received.saturating_sub(new_len)..));
+            let dirty = |bytes: Option<&[u8]>| bytes.is_none_or(|b| b.iter().any(|b| *b != 0));
+            if dirty(pending_new) || pending_old.is_some_and(dirty) {
                 return Err(LoadError::Invalid("bytes past those received"));
             }
+            return Ok((0, 0));
+        }
+        let counted = self.deletable && !self.legacy;
+        if sound(&self.table, counted, self.legacy)? != self.entries {
+            return Err(LoadError::Invalid("entry count"));
+        }
+        let moved = table_cost(&self.table, 0, self.next_width(), self.deletable)
+            .ok_or(LoadError::Invalid("table metadata"))?;
+        let Some(d) = &self.doubling else {
+            return Ok((moved, 0));
+        };
+        if sound(&d.old, counted, false)? > max_entries(d.old.slots()) {
+            return Err(LoadError::Invalid("entry count"));
+        }
+        let pending = table_cost(&d.old, d.cursor, self.table.width, self.deletable)
+            .ok_or(LoadError::Invalid("table metadata"))?;
+        let committed = self
+            .entries
+            .saturating_add(pending)
+            .saturating_add(d.reserve);
+        if committed > max_entries(self.table.slots()) {
+            return Err(LoadError::Invalid("doubling"));
+        }
+        Ok((moved, pending))
+    }
+
+    /// Checks a value just read whole and sets its derived counts and offsets.
+    pub(super) fn settle(&mut self, max_bytes: u64) -> Result<(), LoadError> {
+        let (moved, pending) = self.check(max_bytes)?;
+        if !self.is_loaded() {
             return Ok(());
         }
-        // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
-        let used = (1u64 << log2_slots) * (u64::from(width) + 2) / 8;
-        let stray = self
-            .table
-            .bytes
-            .get(used as usize..)
-            .is_none_or(|tail| tail.iter().any(|b| *b != 0));
-        if stray {
-            return Err(LoadError::Invalid("bits past the table"));
+        self.moved = moved;
+        self.table.rebuild_offsets();
+        if let Some(d) = &mut self.doubling {
+            d.pending = pending;
+            d.old.rebuild_offsets();
         }
-        // Every run: entries with counters in their one form (only a deletable filter counts),
-        // each fingerprint once.
-        let mut seen: Vec<u64> = Vec::new();
-        let mut sound = true;
-        let walked = self.table.for_each_run(|_, _, fields| {
-            seen.clear();
-            let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
-            for e in counters::elements(fields.len() as u64, width, field_at) {
-                sound &= e.canonical && ((self.deletable && !self.legacy) || e.pairs == 0);
-                seen.push(e.field);
-            }
-            seen.sort_unstable();
-            sound &= self.legacy || seen.windows(2).all(|w| w.first() != w.get(1));
-        });
-        if !sound {
-            return Err(LoadError::Invalid("counters"));
-        }
-        match walked {
-            Some(entries) if entries == self.entries => Ok(()),
-            Some(_) => Err(LoadError::Invalid("entry count")),
-            None => Err(LoadError::Invalid("table metadata")),
-        }
+        Ok(())
     }
 
     pub fn save(&self, w: &mut impl RdbWrite) {
+        self.save_as(w, ENCODING_VERSION);
+    }
+
+    /// The value in encoding `encver`: encodings before 3 have no doubling fields (for tests
+    /// of the older encodings; a filter in the middle of a doubling has no such form).
+    pub(crate) fn save_as(&self, w: &mut impl RdbWrite, encver: i32) {
         let shape = Shape::of(self);
         w.write_double(shape.error);
         w.write_unsigned(shape.log2_slots);
@@ -181,15 +320,27 @@ impl Compact {
         w.write_unsigned(shape.flags);
         w.write_unsigned(shape.items);
         w.write_unsigned(shape.entries);
+        // Encoding 3: 0, or the cursor plus one and the reserve.
+        match shape.doubling {
+            _ if encver < ENCODING_VERSION => {}
+            None => w.write_unsigned(0),
+            Some((cursor, reserve)) => {
+                w.write_unsigned(cursor.saturating_add(1));
+                w.write_unsigned(reserve);
+            }
+        }
         w.write_unsigned(self.received);
         w.write_buffer(&self.table.bytes);
+        if let Some(d) = &self.doubling {
+            w.write_buffer(&d.old.bytes);
+        }
     }
 
     pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Compact, LoadError> {
-        if encver != ENCODING_VERSION && encver != LEGACY_ENCODING {
+        if !(LEGACY_ENCODING..=ENCODING_VERSION).contains(&encver) {
             return Err(LoadError::UnknownVersion(encver));
         }
-        let shape = Shape {
+        let mut shape = Shape {
             error: r.read_double()?,
             log2_slots: r.read_unsigned()?,
             generation: r.read_unsigned()?,
@@ -197,44 +348,62 @@ impl Compact {
             flags: r.read_unsigned()?,
             items: r.read_unsigned()?,
             entries: r.read_unsigned()?,
+            doubling: None,
         };
+        if encver > COUNTED_ENCODING {
+            let cursor = r.read_unsigned()?;
+            if let Some(cursor) = cursor.checked_sub(1) {
+                shape.doubling = Some((cursor, r.read_unsigned()?));
+            }
+        }
         let received = r.read_unsigned()?;
         if encver == LEGACY_ENCODING && shape.flags & FLAG_LEGACY != 0 {
             return Err(LoadError::Invalid("unknown flags"));
         }
-        let mut shape = shape;
         if encver == LEGACY_ENCODING {
             shape.flags |= FLAG_LEGACY;
         }
-        let (log2_slots, generation, width) = shape.check(max_bytes)?;
-        let bytes = r.read_buffer()?;
-        if bytes.len() as u64 != table_bytes(log2_slots, width).unwrap_or(0) {
-            return Err(LoadError::Invalid("table length"));
-        }
-        let table = Table::from_bytes(log2_slots, width, bytes).ok_or(LoadError::TooLarge)?;
-        let mut filter = shape.filter(generation, table, received);
-        filter.check(max_bytes)?;
+        let dims = shape.check(max_bytes)?;
+        let read_table = |r: &mut _, log2_slots, width| -> Result<Table, LoadError> {
+            let bytes = RdbRead::read_buffer(r)?;
+            if bytes.len() as u64 != table_bytes(log2_slots, width).unwrap_or(0) {
+                return Err(LoadError::Invalid("table length"));
+            }
+            Table::from_bytes(log2_slots, width, bytes).ok_or(LoadError::TooLarge)
+        };
+        let table = read_table(r, dims.log2_slots, dims.width)?;
+        let old = match dims.old {
+            Some((log2_slots, width)) => Some(read_table(r, log2_slots, width)?),
+            None => None,
+        };
+        let mut filter = shape.filter(&dims, table, old, received);
+        filter.settle(max_bytes)?;
         if filter.is_loaded() {
-            filter.table.rebuild_offsets();
             filter.upgrade(max_bytes)?;
         }
         Ok(filter)
     }
 
-    /// A complete table in encoding 1's form brought to encoding 2: one doubling merges its
-    /// repeated entries into counters (an add would have doubled it soon; one that cannot
-    /// double is refused). A table with no repeated entry is the same in both.
+    /// A complete table in encoding 1's form brought to encoding 2: one doubling, done at
+    /// once, merges its repeated entries into counters (an add would have doubled it soon;
+    /// one that cannot double is refused, and nothing changes). A table with no repeated
+    /// entry is the same in both.
     fn upgrade(&mut self, max_bytes: u64) -> Result<(), LoadError> {
         if !self.legacy {
             return Ok(());
         }
-        self.legacy = false;
-        if self.validate(max_bytes).is_ok() {
-            return Ok(());
+        let mut converted = self.clone();
+        converted.legacy = false;
+        if converted.validate(max_bytes).is_err() {
+            let refused = LoadError::Invalid("encoding 1 table too full to convert");
+            converted.start_doubling(&max_bytes).map_err(|_| refused)?;
+            if !converted.migrate(u64::MAX) {
+                return Err(LoadError::Invalid("table metadata"));
+            }
+            converted.validate(max_bytes)?;
         }
-        self.expand(&max_bytes)
-            .map_err(|_| LoadError::Invalid("encoding 1 table too full to convert"))?;
-        self.validate(max_bytes)
+        *self = converted;
+        Ok(())
     }
 
     /// Whether a LOADCHUNK header is a compact filter's.
@@ -245,13 +414,13 @@ impl Compact {
     /// The header: iterator 0's chunk, and the digest's fixed fields.
     pub fn encode_header(&self) -> Vec<u8> {
         let s = Shape::of(self);
-        let mut out = Vec::with_capacity(HEADER_LEN);
+        let mut out = Vec::with_capacity(DOUBLING_HEADER_LEN);
         // A table still in encoding 1's form says so by header version 1, as it came: one
-        // header for one filter.
-        let version = if self.legacy {
-            LEGACY_HEADER
-        } else {
-            HEADER_VERSION
+        // header for one filter. Only a doubling needs version 3.
+        let version = match (self.legacy, s.doubling) {
+            (true, _) => LEGACY_HEADER,
+            (false, None) => HEADER_VERSION,
+            (false, Some(_)) => DOUBLING_HEADER,
         };
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&version.to_le_bytes());
@@ -261,34 +430,43 @@ impl Compact {
         }
         out.extend_from_slice(&s.items.to_le_bytes());
         out.extend_from_slice(&s.entries.to_le_bytes());
+        if let Some((cursor, reserve)) = s.doubling {
+            out.extend_from_slice(&cursor.to_le_bytes());
+            out.extend_from_slice(&reserve.to_le_bytes());
+        }
         out
     }
 
-    /// A filter awaiting its table's chunks, as a header describes it (checked by the
-    /// validator's field checks before the zeroed table is allocated).
+    /// A filter awaiting its tables' chunks, as a header describes it (checked by the
+    /// validator's field checks before the zeroed tables are allocated).
     pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<Compact, HeaderError> {
         let (version, body) = match bytes.split_first_chunk::<12>() {
-            Some((head, body)) if bytes.len() == HEADER_LEN && head.starts_with(MAGIC) => {
+            Some((head, body)) if head.starts_with(MAGIC) => {
                 let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-                if version != HEADER_VERSION && version != LEGACY_HEADER {
+                let len = match version {
+                    DOUBLING_HEADER => DOUBLING_HEADER_LEN,
+                    HEADER_VERSION | LEGACY_HEADER => HEADER_LEN,
+                    _ => return Err(HeaderError::BadData),
+                };
+                if bytes.len() != len {
                     return Err(HeaderError::BadData);
                 }
                 (version, body)
             }
             _ => return Err(HeaderError::BadData),
         };
-        let mut fields = body.chunks(4);
-        let mut u32_at = || {
-            fields
-                .next()
-                .and_then(|f| f.first_chunk::<4>())
-                .map_or(0, |f| u64::from(u32::from_le_bytes(*f)))
-        };
-        let error_low = u32_at();
-        let error_high = u32_at();
-        let (log2_slots, generation, width, flags) = (u32_at(), u32_at(), u32_at(), u32_at());
-        let (items_low, items_high, entries_low, entries_high) =
-            (u32_at(), u32_at(), u32_at(), u32_at());
+        let words: Vec<u64> = body
+            .chunks(4)
+            .map(|f| {
+                f.first_chunk::<4>()
+                    .map_or(0, |f| u64::from(u32::from_le_bytes(*f)))
+            })
+            .collect();
+        let word = |k: usize| words.get(k).copied().unwrap_or(0);
+        let wide = |k: usize| word(k + 1) << 32 | word(k);
+        let (log2_slots, generation, width, flags) = (word(2), word(3), word(4), word(5));
+        let doubling = (version == DOUBLING_HEADER).then(|| (wide(10), wide(12)));
+        let (error, items, entries) = (wide(0), wide(6), wide(8));
         // The legacy flag is the RDB's: a header says it by its version.
         if flags & FLAG_LEGACY != 0 {
             return Err(HeaderError::BadData);
@@ -299,71 +477,106 @@ impl Compact {
             0
         };
         let shape = Shape {
-            error: f64::from_bits(error_high << 32 | error_low),
+            error: f64::from_bits(error),
             log2_slots,
             generation,
             width,
             flags: flags | legacy,
-            items: items_high << 32 | items_low,
-            entries: entries_high << 32 | entries_low,
+            items,
+            entries,
+            doubling,
         };
-        let (log2_slots, generation, width) = shape.check(max_bytes).map_err(|e| match e {
+        let dims = shape.check(max_bytes).map_err(|e| match e {
             LoadError::TooLarge => HeaderError::TooLarge,
             _ => HeaderError::BadData,
         })?;
-        let table = Table::new(log2_slots, width).ok_or(HeaderError::TooLarge)?;
-        Ok(shape.filter(generation, table, 0))
+        let table = Table::new(dims.log2_slots, dims.width).ok_or(HeaderError::TooLarge)?;
+        let old = match dims.old {
+            Some((log2_slots, width)) => {
+                Some(Table::new(log2_slots, width).ok_or(HeaderError::TooLarge)?)
+            }
+            None => None,
+        };
+        Ok(shape.filter(&dims, table, old, 0))
+    }
+
+    /// The tables' bytes as one stream: the table's, then a doubling's old table's.
+    fn stream(&self) -> [&[u8]; 2] {
+        let old = self.doubling.as_ref().map_or(&[][..], |d| &d.old.bytes[..]);
+        [&self.table.bytes[..], old]
     }
 
     /// The data chunks after the header, as `(iterator, bytes)`: the iterator LOADCHUNK
-    /// receives with these bytes (SCANDUMP's "next"), each chunk at most 16 MiB, each a slice
-    /// of the table (nothing is copied). A filter still loading gives the bytes it received,
-    /// so its dump (and AOF rewrite) rebuilds the same state.
+    /// receives with these bytes (SCANDUMP's "next"), each chunk at most 16 MiB and within
+    /// one table, each a slice of it (nothing is copied). A filter still loading gives the
+    /// bytes it received, so its dump (and AOF rewrite) rebuilds the same state.
     pub fn chunks(&self) -> impl Iterator<Item = (i64, &[u8])> + '_ {
         let mut end = 1i64;
-        let received = self
-            .table
-            .bytes
-            .get(..self.received as usize)
-            .unwrap_or_default();
-        received.chunks(MAX_CHUNK as usize).map(move |bytes| {
-            end = end.saturating_add(bytes.len() as i64);
-            (end, bytes)
-        })
+        let mut left = self.received as usize;
+        self.stream()
+            .into_iter()
+            .flat_map(move |bytes| {
+                let taken = bytes.get(..left.min(bytes.len())).unwrap_or_default();
+                left -= taken.len();
+                taken.chunks(MAX_CHUNK as usize)
+            })
+            .map(move |bytes| {
+                end = end.saturating_add(bytes.len() as i64);
+                (end, bytes)
+            })
+    }
+
+    /// Copies `data` into the stream of tables at `start` (or zeroes that range): the caller
+    /// checked that it lies within.
+    fn write_stream(&mut self, start: usize, data: Option<&[u8]>, len: usize) {
+        let new_len = self.table.bytes.len();
+        let old = self.doubling.as_mut().map(|d| &mut d.old.bytes);
+        let tables =
+            std::iter::once((0usize, &mut self.table.bytes)).chain(old.map(|o| (new_len, o)));
+        for (base, bytes) in tables {
+            let from = start.max(base);
+            let to = (start + len).min(base + bytes.len());
+            if from >= to {
+                continue;
+            }
+            if let Some(target) = bytes.get_mut(from - base..to - base) {
+                match data.and_then(|d| d.get(from - start..to - start)) {
+                    Some(source) => target.copy_from_slice(source),
+                    None => target.fill(0),
+                }
+            }
+        }
     }
 
     /// Writes a data chunk `chunks` returned with iterator `iter`: it must continue where the
-    /// table's received bytes end; the last one must leave a table the validator accepts
-    /// (else it is taken back and nothing changes).
+    /// received bytes end; the last one must leave tables the validator accepts (else it is
+    /// taken back and nothing changes).
     pub fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
         let len = data.len() as u64;
         let start = chunk_start(iter, data.len())?;
         if start != self.received {
             return Err(ChunkError::NoLink);
         }
-        let total = self.table.bytes.len() as u64;
-        if start.checked_add(len).is_none_or(|end| end > total) {
+        if start
+            .checked_add(len)
+            .is_none_or(|end| end > self.stream_len())
+        {
             return Err(ChunkError::TooBig);
         }
-        let range = start as usize..(start + len) as usize;
-        let Some(target) = self.table.bytes.get_mut(range.clone()) else {
-            return Err(ChunkError::TooBig);
-        };
-        target.copy_from_slice(data);
+        self.write_stream(start as usize, Some(data), data.len());
         self.received += len;
         if self.is_loaded() {
-            let legacy = self.legacy;
-            let converted = self.check(max_bytes).and_then(|()| {
-                self.table.rebuild_offsets();
-                self.upgrade(max_bytes)
-            });
+            let converted = self
+                .settle(max_bytes)
+                .and_then(|()| self.upgrade(max_bytes));
             if converted.is_err() {
-                // A refused conversion changed nothing but the flag.
-                self.legacy = legacy;
-                if let Some(target) = self.table.bytes.get_mut(range) {
-                    target.fill(0);
-                }
+                // A refused table changed nothing but its derived counts: taken back.
+                self.write_stream(start as usize, None, data.len());
                 self.received = start;
+                self.moved = 0;
+                if let Some(d) = &mut self.doubling {
+                    d.pending = 0;
+                }
                 return Err(ChunkError::BadData);
             }
         }

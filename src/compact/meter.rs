@@ -1,11 +1,13 @@
 //! A work meter for the model check (issue 26): slots a compact filter's operation read or
-//! moved, counted where the table walks (runs read, clusters walked, slots shifted), and
-//! apart from them the slots of a doubling (both tables). Only in tests and the
-//! `model-check` build; in the module it compiles to nothing.
+//! moved, counted where the table walks (runs read, clusters walked, slots shifted), the
+//! step of a doubling each write moves included; apart from them only a doubling finished
+//! in one go (the one case of a table crowded with void entries; see `doubling`), plus both
+//! tables' slots. Only in tests and the `model-check` build; in the module it compiles to
+//! nothing.
 
 #[cfg(any(test, feature = "model-check"))]
 thread_local! {
-    /// (ordinary work, doubling work) since the last `take`.
+    /// (bounded work, doublings finished at once) since the last `take`.
     static WORK: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
@@ -21,7 +23,8 @@ pub fn add(slots: u64) {
     let _ = slots;
 }
 
-/// Runs a doubling: the work counted inside it is the doubling's, plus both tables' slots.
+/// Runs a doubling finished at once: the work counted inside it is apart, plus both tables'
+/// slots.
 #[inline]
 pub fn doubling<T>(slots: u64, run: impl FnOnce() -> T) -> T {
     #[cfg(any(test, feature = "model-check"))]
@@ -38,7 +41,8 @@ pub fn doubling<T>(slots: u64, run: impl FnOnce() -> T) -> T {
     out
 }
 
-/// The work counted since the last call on this thread: ordinary, and doublings'.
+/// The work counted since the last call on this thread: bounded, and doublings finished at
+/// once.
 #[cfg(any(test, feature = "model-check"))]
 pub fn take() -> (u64, u64) {
     WORK.with(|w| w.replace((0, 0)))

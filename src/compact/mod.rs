@@ -1,6 +1,7 @@
 //! Compact filters: one quotient table that doubles as items arrive, in the line of
 //! InfiniFilter (Dayan et al., SIGMOD 2023) and Aleph Filter (PVLDB 2024), instead of a
-//! chain of Bloom links. Lookups read one run of one table however far it grew.
+//! chain of Bloom links. Lookups read one run of one table however far it grew (two runs
+//! while a doubling is in progress, see `doubling`).
 //!
 //! An item's 128-bit hash (`ItemHash`, MurmurHash64A as the Bloom chains use) is read as a
 //! bit string: the first `log2_slots` bits choose its quotient (slot), the next bits are its
@@ -24,9 +25,16 @@
 //! delete takes one count off the longest fingerprint matching the item. That keeps every
 //! other added item present: if the removed entry was another item's, the deleted item's own
 //! entry is no longer and matches it too (both are prefixes of the same longer prefix).
+//! During a doubling the longest is taken over both tables, by the hash bits an entry holds
+//! (quotient and fingerprint): the deleted item's own entry, in either table, is still a
+//! prefix of the removed one and so of the other item's hash; if it is in the old table, its
+//! old quotient is the other item's too and not moved yet, so the other item's lookup reads
+//! it there. Moves keep every entry's prefix (voids copied into both halves), as a whole
+//! doubling did.
 
 mod codec;
 mod counters;
+mod doubling;
 pub mod meter;
 mod runs;
 mod table;
@@ -36,9 +44,11 @@ pub use table::table_bytes;
 
 use crate::bloom::{AddError, CreateError, ItemHash};
 use crate::budget::Budget;
-use counters::{digits, Element};
+use counters::Element;
+pub use doubling::MIGRATED_PER_WRITE;
+use doubling::{longest, take_one, Doubling};
 
-use table::{Append, Fingerprint, Table};
+use table::{Fingerprint, Table};
 
 /// The smallest and largest tables (log2 of the slot count).
 pub const MIN_LOG2_SLOTS: u32 = 6;
@@ -79,7 +89,12 @@ pub struct Compact {
     /// Whether the table is still in encoding 1's form (a repeated entry per add, no
     /// counters): only while its chunks arrive; it is converted when complete.
     pub(crate) legacy: bool,
+    /// The table (during a doubling, the new one).
     pub(crate) table: Table,
+    /// Slots the table's runs would take in the next table, kept exact (see `doubling`).
+    pub(crate) moved: u64,
+    /// The doubling in progress, if any.
+    pub(crate) doubling: Option<Doubling>,
 }
 
 /// Why an item could not be deleted.
@@ -98,7 +113,7 @@ pub struct Summary {
     pub capacity: u64,
     /// Bytes of the value (BF.INFO Size).
     pub bytes: u64,
-    /// Always one table.
+    /// One table (two during a doubling, reported as one filter).
     pub filters: u64,
     pub items: u64,
     /// Each expansion doubles the table.
@@ -110,6 +125,8 @@ pub struct Summary {
     pub fingerprint_bits: u32,
     pub width: u32,
     pub generation: u32,
+    /// During a doubling: old quotients moved and the old table's slots.
+    pub doubling: Option<(u64, u64)>,
 }
 
 /// Bytes a filter with a table of these dimensions occupies (its reported size).
@@ -119,7 +136,7 @@ pub fn value_bytes(log2_slots: u32, width: u32) -> Option<u64> {
         .checked_add(OVERHEAD)
 }
 
-/// Slots an add may need: one for a new entry, or a counter's new pair.
+/// Slots an add may need: one for a new entry (and its reserve), or a counter's new pair.
 const MOST_AN_ADD_NEEDS: u64 = 2;
 
 /// Entries a table of `slots` slots takes before it doubles.
@@ -197,6 +214,8 @@ impl Compact {
             received: table.bytes.len() as u64,
             legacy: false,
             table,
+            moved: 0,
+            doubling: None,
         })
     }
 
@@ -259,6 +278,7 @@ impl Compact {
         }
         let (quotient, query) = self.locate(hash);
         self.table.contains(quotient, query)
+            || self.doubling.as_ref().is_some_and(|d| d.holds(hash))
     }
 
     /// Starts loading the slots a lookup of `hash` reads first (for batches).
@@ -305,21 +325,33 @@ impl Compact {
         }
         let present = self.contains_hash(hash);
         if present && !self.deletable {
+            self.migrate(MIGRATED_PER_WRITE);
             return Ok(false);
         }
-        if self.entries + MOST_AN_ADD_NEEDS > max_entries(self.table.slots()) {
-            let slots = 3 * self.table.slots();
-            meter::doubling(slots, || self.expand(&budget))?;
+        // Room first: a refused add changes nothing (it is not propagated), and a move never
+        // takes room an add was promised.
+        self.make_room(&budget)?;
+        if !self.migrate(MIGRATED_PER_WRITE) {
+            return Err(AddError::CannotGrow);
         }
+        let beside_old = self.doubling.as_ref().is_some_and(|d| d.holds(hash));
         let (quotient, field) = self.fresh(hash);
+        let before = self.cost_at(quotient);
         let used = match self.equal(quotient, field) {
             Some(e) => self
                 .table
                 .set_count(quotient, e, e.count.saturating_add(1))
                 .ok_or(AddError::CannotGrow)?,
-            None if self.table.insert(quotient, field) => 1,
+            None if self.table.insert(quotient, field) => {
+                // An old entry this item matches may merge with the new one when it moves.
+                if let Some(d) = self.doubling.as_mut().filter(|_| beside_old) {
+                    d.reserve = d.reserve.saturating_add(1);
+                }
+                1
+            }
             None => return Err(AddError::CannotGrow),
         };
+        self.recost(quotient, before);
         self.entries = self.entries.saturating_add_signed(used);
         self.items = self.items.saturating_add(1);
         Ok(!present)
@@ -339,105 +371,61 @@ impl Compact {
         if !self.is_loaded() {
             return Err(DeleteError::Loading);
         }
+        if !self.migrate(MIGRATED_PER_WRITE) {
+            return Ok(false);
+        }
+        // The longest match of both tables, by the hash bits its entry holds.
         let (quotient, query) = self.locate(hash);
-        let Some(run) = self.table.run(quotient) else {
-            return Ok(false);
-        };
-        let width = self.table.width;
-        let longest = self
-            .table
-            .run_elements(run)
-            .filter(|e| Fingerprint::matches(e.field, query))
-            .map(|e| (Fingerprint::of_field(e.field, width).len, e))
-            .reduce(|best, this| if this.0 > best.0 { this } else { best });
-        let Some((_, element)) = longest else {
-            return Ok(false);
-        };
-        let used = if element.count > 1 {
-            let Some(used) = self.table.set_count(quotient, element, element.count - 1) else {
-                return Ok(false);
-            };
-            used
-        } else {
-            self.table.remove(quotient, run, element.at);
-            -1
+        let new = longest(&self.table, quotient, query);
+        let old = self.doubling.as_ref().and_then(|d| {
+            let (x, query) = locate(&d.old, hash);
+            longest(&d.old, x, query)
+                .filter(|_| x >= d.cursor)
+                .map(|found| (x, found))
+        });
+        let used = match (new, old) {
+            (new, Some((x, (bits, element, run))))
+                if new.is_none_or(|(best, _, _)| bits > best) =>
+            {
+                let (width, deletable) = (self.table.width, self.deletable);
+                let Some(d) = self.doubling.as_mut() else {
+                    return Ok(false);
+                };
+                let before = doubling::run_cost(&d.old, x, width, deletable);
+                if take_one(&mut d.old, x, run, element).is_none() {
+                    return Ok(false);
+                }
+                let after = doubling::run_cost(&d.old, x, width, deletable);
+                d.pending = d.pending.saturating_sub(before).saturating_add(after);
+                0
+            }
+            (Some((_, element, run)), _) => {
+                let before = self.cost_at(quotient);
+                let Some(used) = take_one(&mut self.table, quotient, run, element) else {
+                    return Ok(false);
+                };
+                self.recost(quotient, before);
+                used
+            }
+            (None, _) => return Ok(false),
         };
         self.entries = self.entries.saturating_add_signed(used);
         self.items = self.items.saturating_sub(1);
         Ok(true)
     }
 
-    /// Doubles the table if the budget allows its new size; on refusal nothing changes.
-    pub(crate) fn expand(&mut self, budget: &impl Budget) -> Result<(), AddError> {
-        let log2_slots = self.table.log2_slots + 1;
-        let generation = self.generation + 1;
-        if log2_slots > MAX_LOG2_SLOTS {
-            return Err(AddError::CannotGrow);
-        }
-        let width = width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
-        let fresh_bits = fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
-        let size = value_bytes(log2_slots, width);
-        if size.is_none_or(|size| size > budget.limit(self.bytes())) {
-            return Err(AddError::CannotGrow);
-        }
-        let mut bigger = Table::new(log2_slots, width).ok_or(AddError::CannotGrow)?;
-        let old_width = self.table.width;
-        let mut entries = 0u64;
-        let mut fits = true;
-        let mut append = Append::default();
-        let deletable = self.deletable;
-        let mut moved: Vec<(u64, u64)> = Vec::new();
-        let walked = self.table.for_each_run(|quotient, _, fields| {
-            let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
-            for half in 0..2u64 {
-                moved.clear();
-                for e in counters::elements(fields.len() as u64, old_width, field_at) {
-                    let fp = Fingerprint::of_field(e.field, old_width);
-                    let kept = match fp.len {
-                        0 => fp,
-                        len if fp.bits >> (len - 1) == half => Fingerprint {
-                            bits: fp.bits & ((1u64 << (len - 1)) - 1),
-                            len: len - 1,
-                        },
-                        _ => continue,
-                    };
-                    moved.push((kept.field(width), e.count));
-                }
-                // Equal fingerprints merge: voids copied into both halves and entries whose
-                // last bit moved, or an older encoding's repeated entries.
-                moved.sort_unstable_by_key(|(field, _)| *field);
-                moved.dedup_by(|(field, count), (kept, total)| {
-                    let same = field == kept;
-                    if same && deletable {
-                        *total = total.saturating_add(*count);
-                    }
-                    same
-                });
-                for &(field, count) in &moved {
-                    fits &= bigger.append_counted(&mut append, 2 * quotient + half, field, count);
-                    entries += 1 + 2 * digits(count, width).count() as u64;
-                }
-            }
-        });
-        // The add that asked for the doubling must fit too: a table whose void entries
-        // fill it doubles into one just as full (F1), and is refused instead.
-        let room = entries + MOST_AN_ADD_NEEDS <= max_entries(bigger.slots());
-        if !fits || !room || walked.is_none() {
-            return Err(AddError::CannotGrow);
-        }
-        // Appends leave the offsets to one pass over the runs at the end.
-        bigger.rebuild_offsets();
-        self.table = bigger;
-        self.received = self.table.bytes.len() as u64;
-        self.generation = generation;
-        self.fresh_bits = fresh_bits;
-        self.entries = entries;
-        Ok(())
-    }
-
     /// Whether every chunk of a LOADCHUNK sequence has arrived (always, otherwise).
     pub fn is_loaded(&self) -> bool {
-        self.received == self.table.bytes.len() as u64
+        self.received == self.stream_len()
+    }
+
+    /// Bytes of the tables as SCANDUMP sends them: the table, then a doubling's old table.
+    pub(crate) fn stream_len(&self) -> u64 {
+        let old = self
+            .doubling
+            .as_ref()
+            .map_or(0, |d| d.old.bytes.len() as u64);
+        self.table.bytes.len() as u64 + old
     }
 
     /// Items held (BF.CARD).
@@ -458,8 +446,10 @@ impl Compact {
     }
 
     /// Bytes the value occupies (BF.INFO Size, MEMORY USAGE).
+    /// Both tables during a doubling.
     pub fn bytes(&self) -> u64 {
-        OVERHEAD + self.table.bytes.len() as u64 + 2 * self.table.offsets.len() as u64
+        let held = |t: &Table| t.bytes.len() as u64 + 2 * t.offsets.len() as u64;
+        OVERHEAD + held(&self.table) + self.doubling.as_ref().map_or(0, |d| held(&d.old))
     }
 
     /// The table's bytes, for the digest and the allocator.
@@ -467,10 +457,16 @@ impl Compact {
         &self.table.bytes
     }
 
-    /// The table's storage, for the allocator to move (active defragmentation) and nothing
+    /// A doubling's old table bytes, for the digest.
+    pub fn old_table_bytes(&self) -> Option<&[u8]> {
+        self.doubling.as_ref().map(|d| d.old.bytes.as_slice())
+    }
+
+    /// The tables' storage, for the allocator to move (active defragmentation) and nothing
     /// else.
-    pub fn table_for_relocation(&mut self) -> &mut Vec<u8> {
-        &mut self.table.bytes
+    pub fn tables_for_relocation(&mut self) -> impl Iterator<Item = &mut Vec<u8>> {
+        let old = self.doubling.as_mut().map(|d| &mut d.old.bytes);
+        std::iter::once(&mut self.table.bytes).chain(old)
     }
 
     pub fn summary(&self) -> Summary {
@@ -486,13 +482,14 @@ impl Compact {
             fingerprint_bits: self.fresh_bits,
             width: self.table.width,
             generation: self.generation,
+            doubling: self.doubling.as_ref().map(|d| (d.cursor, d.old.slots())),
         }
     }
 
     /// BF.DEBUG lines: the table's shape and fill.
     pub fn debug_lines(&self) -> Vec<String> {
         let s = self.summary();
-        vec![
+        let mut lines = vec![
             format!(
                 "compact items:{} entries:{} capacity:{} bytes:{}",
                 s.items, s.entries, s.capacity, s.bytes
@@ -506,7 +503,11 @@ impl Compact {
                 crate::bloom::format_g(s.error),
                 u8::from(self.deletable)
             ),
-        ]
+        ];
+        if let Some((cursor, slots)) = s.doubling {
+            lines.push(format!("doubling moved:{cursor} of:{slots}"));
+        }
+        lines
     }
 }
 

@@ -31,16 +31,6 @@ pub struct Table {
     pub(super) offsets: Vec<u16>,
 }
 
-/// Where [`Table::append`] stands: the first quotient appended, the next free position
-/// counted from it, and the last entry's quotient and slot.
-#[derive(Debug, Default)]
-pub struct Append {
-    base: Option<u64>,
-    cursor: u64,
-    last: Option<(u64, u64)>,
-    fallback: bool,
-}
-
 /// Tables are equal when their stored bytes are: the offsets are derived from them (and a
 /// block's offset may stay marked too large after deletes shrank it, until rebuilt).
 impl PartialEq for Table {
@@ -341,45 +331,6 @@ impl Table {
     pub(super) fn set_field(&mut self, i: u64, field: u64) {
         let end = if self.runend(i) { RUNEND } else { 0 };
         self.set_entry(i, end | field << 2);
-    }
-
-    /// Places `field` in quotient `x`'s run when entries arrive in circular quotient order
-    /// into a table that held none before: each goes to its quotient or right after the one
-    /// before, with no shifting. Falls back to [`Self::insert`] should the order not hold.
-    pub fn append(&mut self, state: &mut Append, x: u64, field: u64) -> bool {
-        let mask = self.slots() - 1;
-        let base = *state.base.get_or_insert(x);
-        let at = x.wrapping_sub(base) & mask;
-        let ordered = state
-            .last
-            .is_none_or(|(q, _)| at >= (q.wrapping_sub(base) & mask));
-        let pos = at.max(state.cursor);
-        if state.fallback || !ordered || pos > mask {
-            if !state.fallback {
-                // Inserts find runs through the offsets: bring them up to date first.
-                self.rebuild_offsets();
-            }
-            state.fallback = true;
-            return self.insert(x, field);
-        }
-        let slot = (base + pos) & mask;
-        match state.last {
-            Some((q, previous)) if q == x => self.set_flag(previous, RUNEND, false),
-            _ => self.set_flag(x, OCCUPIED, true),
-        }
-        self.set_entry(slot, RUNEND | field << 2);
-        state.last = Some((x, slot));
-        state.cursor = pos + 1;
-        true
-    }
-
-    /// [`Self::append`] of an entry and its counter's pairs.
-    pub fn append_counted(&mut self, state: &mut Append, x: u64, field: u64, count: u64) -> bool {
-        let mut fits = self.append(state, x, field);
-        for digit in super::counters::digits(count, self.width) {
-            fits &= self.append(state, x, 0) && self.append(state, x, digit);
-        }
-        fits
     }
 
     pub(super) fn first_empty(&self, from: u64) -> Option<u64> {

@@ -7,9 +7,9 @@ use super::codec::{chunks_round_trip, decode_value};
 use super::{rdb_round_trip, Deletes, Kind, Params, Work};
 use crate::compact::Compact;
 
-/// Slots one operation may read or move besides a doubling: the length a block offset holds,
-/// past which runs are found by walking (before counters, F4's 100,000 adds of one item
-/// made runs that long).
+/// Slots one operation may read or move, the doubling's moves before each write included: the
+/// length a block offset holds, past which runs are found by walking (before counters, F4's
+/// 100,000 adds of one item made runs that long).
 const WORK_PER_OPERATION: u64 = 1 << 16;
 
 /// Items the server sizes a new compact filter's first table for, whatever the hint.
@@ -69,14 +69,23 @@ impl<const COUNTING: bool> Kind for CompactFilter<COUNTING> {
     fn is_ready(&self) -> bool {
         self.0.is_loaded()
     }
+    /// The validator accepts every state reached, a doubling's included (its derived counts,
+    /// kept as the operations go, equal to those read from the tables).
+    fn check(&self, max_bytes: u64) -> Result<(), String> {
+        self.0
+            .validate(max_bytes)
+            .map_err(|e| format!("the validator refused a reached state: {e:?}"))
+    }
     /// Slots read or moved by the operation just done: within [`WORK_PER_OPERATION`]
-    /// however often any item was added. An add that doubled the table did that much more,
-    /// its doubling's work, which bounds only itself: doublings are not incremental yet.
+    /// however often any item was added and whatever state a doubling is in (each write
+    /// moves a bounded step). The one exemption: an add that found the new table full before
+    /// the doubling ended (only tables crowded with void entries) finishes it at once, work
+    /// metered apart and bounding only itself.
     fn take_work(&mut self) -> Option<Work> {
-        let (work, doubling) = crate::compact::meter::take();
+        let (work, finished) = crate::compact::meter::take();
         Some(Work {
-            done: work + doubling,
-            bound: WORK_PER_OPERATION + doubling,
+            done: work + finished,
+            bound: WORK_PER_OPERATION + finished,
         })
     }
 }

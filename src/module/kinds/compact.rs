@@ -32,8 +32,12 @@ pub static COMPACT_TYPE: RedisType = RedisType::new(
 /// the hint (a filter that reserved its hint would pay for items it may never hold).
 const FIRST_TABLE_ITEMS: u64 = 1;
 
-filter_value!(Compact, "a compact Bloom filter", |value, defrag| defrag
-    .vec(value.table_for_relocation()));
+filter_value!(Compact, "a compact Bloom filter", |value, defrag| {
+    // Both tables during a doubling.
+    for table in value.tables_for_relocation() {
+        defrag.vec(table);
+    }
+});
 
 impl Measured for Compact {
     fn measure(&self) -> Measure {
@@ -111,6 +115,9 @@ impl BloomValue for Compact {
     fn digest(&self, digest: &mut Digest) {
         digest.add_bytes(&self.encode_header());
         digest.add_bytes(self.table_bytes());
+        if let Some(old) = self.old_table_bytes() {
+            digest.add_bytes(old);
+        }
     }
 
     fn deletes(&mut self) -> Option<&mut dyn Deletes> {

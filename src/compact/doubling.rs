@@ -1,0 +1,363 @@
+//! Incremental doubling: a full table is replaced by one twice its size a few quotients at a
+//! time, so no command rebuilds the whole table (issue 26: a doubling took 402 ms at 10M
+//! items in one `BF.MADD`).
+//!
+//! When an add finds the table at its load limit, a table twice the size is allocated (fresh
+//! zeroed pages: no pass of writes) and becomes the filter's table; the old one is kept with
+//! a cursor. Every old quotient below the cursor has been moved: each of its entries went to
+//! new quotient `2x + half` exactly as a whole doubling moves it (one fingerprint bit into the
+//! quotient, void entries into both halves, equal fields merged). Each write (every item of
+//! an add or delete command) first moves the runs of the next [`MIGRATED_PER_WRITE`] old
+//! quotients, whole; when the cursor passes the last quotient the old table is dropped.
+//! Progress is a function of the commands applied, never of time, so a replica or a reloaded
+//! copy given the same commands reaches the same bytes.
+//!
+//! Meanwhile a lookup reads the new table, and the old one too when the item's old quotient
+//! is not moved yet (two runs read); adds go to the new table only; a delete takes one count
+//! off the longest matching entry of the two, comparing all the hash bits an entry holds
+//! (quotient and fingerprint), so the module notes' argument holds across both tables.
+//!
+//! Room. `moved` is kept exactly, for every table: the slots its runs would take in the next
+//! table (each run's entries split into halves and merged as a move merges them). During a
+//! doubling, `pending` is the same for the old quotients not moved yet, and `reserve` counts
+//! the entries adds put in the new table beside an old entry that may merge with them when it
+//! moves (a merge of two counts may take one slot more than the two did apart). An add needs
+//! `entries + pending + reserve + 2 <= max_entries(new slots)`; a move never increases that
+//! sum (a move's own slots came out of `pending`, a merge's extra slot out of `reserve`). So
+//! a doubling is started only when everything it must move plus the add fits (F1, refused with
+//! nothing changed otherwise), and the new table never passes its load limit.
+
+use super::counters::{self, digits, Element};
+use super::table::{Fingerprint, Table};
+use super::{AddError, Compact};
+
+/// Old quotients moved before each write: 16 runs, each whole. Why the doubling ends long
+/// before the new table fills: it starts with `pending <= max_entries(old) + voids`, about
+/// 0.9 of the old slots `S` plus the void entries' copies, against `1.8 S` in the new table;
+/// it ends after `S / 16` writes, which add at most 2 slots each: `S / 8`. Only a table whose
+/// void entries nearly fill it (crafted values; voids need many doublings with one slot
+/// width) can run out of room first; then the add finishes the doubling in one go (the one
+/// unbounded case, see `make_room`).
+pub const MIGRATED_PER_WRITE: u64 = 16;
+
+/// A doubling in progress: the old table and how far its quotients were moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doubling {
+    /// The table before the doubling (its quotients below `cursor` are stale, never read).
+    pub(crate) old: Table,
+    /// Old quotients below this one have been moved to the new table.
+    pub(crate) cursor: u64,
+    /// Slots the old quotients from `cursor` on take once moved (derived, kept exact).
+    pub(crate) pending: u64,
+    /// Adds' entries in the new table that may merge with an old entry when it moves.
+    pub(crate) reserve: u64,
+}
+
+/// The entries of a run as the next table holds them, half by half: each fingerprint loses
+/// its first bit to the quotient (void ones go to both halves), equal ones merged (counts
+/// added when deletable, one kept otherwise), in field order.
+pub fn split(
+    elements: impl Iterator<Item = Element>,
+    width: u32,
+    next_width: u32,
+    deletable: bool,
+) -> [Vec<(u64, u64)>; 2] {
+    let mut halves: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    for e in elements {
+        let fp = Fingerprint::of_field(e.field, width);
+        for (half, moved) in halves.iter_mut().enumerate() {
+            let kept = match fp.len {
+                0 => fp,
+                len if fp.bits >> (len - 1) == half as u64 => Fingerprint {
+                    bits: fp.bits & ((1u64 << (len - 1)) - 1),
+                    len: len - 1,
+                },
+                _ => continue,
+            };
+            moved.push((kept.field(next_width), e.count));
+        }
+    }
+    for moved in &mut halves {
+        // Equal fingerprints merge: voids copied into both halves and entries whose last bit
+        // moved, or an older encoding's repeated entries.
+        moved.sort_unstable_by_key(|(field, _)| *field);
+        moved.dedup_by(|(field, count), (kept, total)| {
+            let same = field == kept;
+            if same && deletable {
+                *total = total.saturating_add(*count);
+            }
+            same
+        });
+    }
+    halves
+}
+
+/// Slots the split entries take: each entry and its counter's pairs.
+pub fn cost(halves: &[Vec<(u64, u64)>; 2], next_width: u32) -> u64 {
+    halves
+        .iter()
+        .flatten()
+        .map(|&(_, count)| 1 + 2 * digits(count, next_width).count() as u64)
+        .sum()
+}
+
+/// Quotient `x`'s run of `table` split for the next table (empty halves when it has none).
+pub fn run_split(table: &Table, x: u64, next_width: u32, deletable: bool) -> [Vec<(u64, u64)>; 2] {
+    match table.run(x) {
+        Some(run) => split(table.run_elements(run), table.width, next_width, deletable),
+        None => [Vec::new(), Vec::new()],
+    }
+}
+
+/// Slots quotient `x`'s run of `table` takes in the next table.
+pub fn run_cost(table: &Table, x: u64, next_width: u32, deletable: bool) -> u64 {
+    if !table.occupied(x) {
+        return 0;
+    }
+    cost(&run_split(table, x, next_width, deletable), next_width)
+}
+
+/// Slots every run of `table` from quotient `from` on takes in the next table (one walk, for
+/// the loader); None if the table does not describe runs.
+pub fn table_cost(table: &Table, from: u64, next_width: u32, deletable: bool) -> Option<u64> {
+    let mut total = 0u64;
+    table.for_each_run(|x, _, fields| {
+        if x < from {
+            return;
+        }
+        let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
+        let elements = counters::elements(fields.len() as u64, table.width, field_at);
+        let halves = split(elements, table.width, next_width, deletable);
+        total = total.saturating_add(cost(&halves, next_width));
+    })?;
+    Some(total)
+}
+
+impl Doubling {
+    /// Whether the old table holds a fingerprint matching `hash` at a quotient not moved yet.
+    #[inline]
+    pub fn holds(&self, hash: crate::bloom::ItemHash) -> bool {
+        let (x, query) = super::locate(&self.old, hash);
+        x >= self.cursor && self.old.contains(x, query)
+    }
+}
+
+impl Compact {
+    /// Field bits of the table after the current one (the current width if there is none:
+    /// then no doubling starts, and `moved` is only kept).
+    pub(crate) fn next_width(&self) -> u32 {
+        super::width_for(self.error, self.generation + 1).unwrap_or(self.table.width)
+    }
+
+    /// Slots the current table's quotient `x` takes in the next table.
+    pub(crate) fn cost_at(&self, x: u64) -> u64 {
+        run_cost(&self.table, x, self.next_width(), self.deletable)
+    }
+
+    /// `moved` after quotient `x`'s run changed from costing `before`.
+    pub(crate) fn recost(&mut self, x: u64, before: u64) {
+        let after = self.cost_at(x);
+        self.moved = self.moved.saturating_sub(before).saturating_add(after);
+    }
+
+    /// Slots in use, and promised to the moves and merges still to come.
+    pub(crate) fn committed(&self) -> u64 {
+        let promised = self
+            .doubling
+            .as_ref()
+            .map_or(0, |d| d.pending.saturating_add(d.reserve));
+        self.entries.saturating_add(promised)
+    }
+
+    /// Starts doubling: the new table (zeroed lazily) becomes the filter's, the old one is
+    /// kept. Refused with nothing changed when the largest table, the slot width, or the
+    /// budget (both tables are held until the doubling ends) do not allow it, or when what
+    /// the old table moves and the add that asked would not fit the new table (F1).
+    pub(crate) fn start_doubling(
+        &mut self,
+        budget: &impl crate::budget::Budget,
+    ) -> Result<(), AddError> {
+        let log2_slots = self.table.log2_slots + 1;
+        let generation = self.generation + 1;
+        if log2_slots > super::MAX_LOG2_SLOTS {
+            return Err(AddError::CannotGrow);
+        }
+        let width = super::width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let fresh_bits =
+            super::fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let room = self.moved.saturating_add(super::MOST_AN_ADD_NEEDS)
+            <= super::max_entries(1u64 << log2_slots);
+        if !room {
+            return Err(AddError::CannotGrow);
+        }
+        let bytes = self.bytes();
+        let size = super::table::table_bytes(log2_slots, width)
+            .and_then(|t| t.checked_add(super::table::offset_bytes(log2_slots)))
+            .and_then(|t| t.checked_add(bytes));
+        if size.is_none_or(|size| size > budget.limit(bytes)) {
+            return Err(AddError::CannotGrow);
+        }
+        let bigger = Table::new(log2_slots, width).ok_or(AddError::CannotGrow)?;
+        let old = std::mem::replace(&mut self.table, bigger);
+        self.doubling = Some(Doubling {
+            old,
+            cursor: 0,
+            pending: self.moved,
+            reserve: 0,
+        });
+        self.moved = 0;
+        self.entries = 0;
+        self.generation = generation;
+        self.fresh_bits = fresh_bits;
+        self.received = self.stream_len();
+        Ok(())
+    }
+
+    /// Moves the runs of the next `quotients` old quotients (all of them: `u64::MAX`),
+    /// dropping the old table when its last quotient moved. False only for a table that does
+    /// not describe runs, which the validator refuses.
+    pub(crate) fn migrate(&mut self, quotients: u64) -> bool {
+        for _ in 0..quotients {
+            let Some(d) = &self.doubling else {
+                return true;
+            };
+            if d.cursor >= d.old.slots() {
+                break;
+            }
+            if !self.migrate_next() {
+                return false;
+            }
+        }
+        if self
+            .doubling
+            .as_ref()
+            .is_some_and(|d| d.cursor >= d.old.slots())
+        {
+            self.doubling = None;
+            self.received = self.stream_len();
+        }
+        true
+    }
+
+    /// Moves the run of the old quotient at the cursor into new quotients `2x` and `2x + 1`,
+    /// merging with what adds put there.
+    fn migrate_next(&mut self) -> bool {
+        let (deletable, width) = (self.deletable, self.table.width);
+        let Some(d) = &self.doubling else {
+            return true;
+        };
+        let x = d.cursor;
+        let halves = run_split(&d.old, x, width, deletable);
+        let moving = cost(&halves, width);
+        let mut merges = 0u64;
+        for (half, moved) in (0u64..).zip(&halves) {
+            if moved.is_empty() {
+                continue;
+            }
+            let q = 2 * x + half;
+            let before = self.cost_at(q);
+            for &(field, count) in moved {
+                let used = match self.equal(q, field) {
+                    Some(e) => {
+                        merges += 1;
+                        self.merge(q, e, count)
+                    }
+                    None => self.place(q, field, count),
+                };
+                let Some(used) = used else {
+                    return false;
+                };
+                self.entries = self.entries.saturating_add_signed(used);
+            }
+            self.recost(q, before);
+        }
+        if let Some(d) = &mut self.doubling {
+            d.pending = d.pending.saturating_sub(moving);
+            d.reserve = d.reserve.saturating_sub(merges);
+            d.cursor += 1;
+        }
+        true
+    }
+
+    /// Adds `count` to the new table's `element` of quotient `q` (keeps one when not
+    /// deletable): the slots it took.
+    fn merge(&mut self, q: u64, element: Element, count: u64) -> Option<i64> {
+        if !self.deletable {
+            return Some(0);
+        }
+        let total = element.count.saturating_add(count);
+        self.table.set_count(q, element, total)
+    }
+
+    /// A new entry of `field` counted `count` times in quotient `q`'s run: the slots it took.
+    fn place(&mut self, q: u64, field: u64, count: u64) -> Option<i64> {
+        if !self.table.insert(q, field) {
+            return None;
+        }
+        if count == 1 {
+            return Some(1);
+        }
+        let e = self.equal(q, field)?;
+        Some(1 + self.table.set_count(q, e, count)?)
+    }
+
+    /// Makes room for an add of up to [`super::MOST_AN_ADD_NEEDS`] slots: nothing to do when
+    /// it fits; else a doubling in progress is finished at once (only for tables crowded with
+    /// void entries: the one case whose work is not bounded per write, metered as a doubling),
+    /// and a new doubling is started when still needed. A refusal leaves the filter as it was
+    /// (a refused add is not propagated, so a replica must not see the finished doubling
+    /// either: the filter is restored from a copy taken first, in that one case only).
+    pub(crate) fn make_room(
+        &mut self,
+        budget: &impl crate::budget::Budget,
+    ) -> Result<(), AddError> {
+        let limit = super::max_entries(self.table.slots());
+        if self.committed().saturating_add(super::MOST_AN_ADD_NEEDS) <= limit {
+            return Ok(());
+        }
+        let before = self.doubling.is_some().then(|| self.clone());
+        if before.is_some() {
+            let slots = 3 * self.table.slots();
+            let finished = super::meter::doubling(slots, || self.migrate(u64::MAX));
+            let limit = super::max_entries(self.table.slots());
+            if finished && self.entries.saturating_add(super::MOST_AN_ADD_NEEDS) <= limit {
+                return Ok(());
+            }
+        }
+        let started = self.start_doubling(budget);
+        if started.is_err() {
+            if let Some(before) = before {
+                *self = before;
+            }
+        }
+        started
+    }
+}
+
+/// The longest fingerprint of quotient `x`'s run in `table` matching `query`, as the hash
+/// bits it holds (quotient and fingerprint) with its element and run.
+pub fn longest(table: &Table, x: u64, query: u64) -> Option<(u32, Element, (u64, u64))> {
+    let run = table.run(x)?;
+    table
+        .run_elements(run)
+        .filter(|e| Fingerprint::matches(e.field, query))
+        .map(|e| {
+            (
+                Fingerprint::of_field(e.field, table.width).len + table.log2_slots,
+                e,
+                run,
+            )
+        })
+        .reduce(|best, this| if this.0 > best.0 { this } else { best })
+}
+
+/// Takes one count off `element` of quotient `x`'s run: the slots it freed (negative), None
+/// if the table had no room for a counter's rewrite (an inconsistent table only).
+pub fn take_one(table: &mut Table, x: u64, run: (u64, u64), element: Element) -> Option<i64> {
+    if element.count > 1 {
+        table.set_count(x, element, element.count - 1)
+    } else {
+        table.remove(x, run, element.at);
+        Some(-1)
+    }
+}
