@@ -19,7 +19,8 @@ use super::counters;
 use super::doubling::{table_cost, Doubling};
 use super::table::{offset_bytes, table_bytes, Table};
 use super::{
-    fingerprint_bits, max_entries, value_bytes, width_for, Compact, MAX_LOG2_SLOTS, MIN_LOG2_SLOTS,
+    fingerprint_bits, max_entries, next_width, value_bytes, width_for, Compact, MAX_LOG2_SLOTS,
+    MIN_LOG2_SLOTS,
 };
 use crate::bloom::{chunk_start, ChunkError, HeaderError, MAX_CHUNK};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
@@ -166,6 +167,7 @@ impl Shape {
             entries: self.entries,
             received,
             legacy: self.flags & FLAG_LEGACY != 0,
+            next_width: next_width(self.error, dims.generation, table.width),
             table,
             moved: 0,
             doubling,

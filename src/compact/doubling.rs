@@ -109,12 +109,33 @@ pub fn run_split(table: &Table, x: u64, next_width: u32, deletable: bool) -> [Ve
     }
 }
 
-/// Slots quotient `x`'s run of `table` takes in the next table.
+/// Runs up to this many entries long are costed without splitting them.
+const SHORT_RUN: usize = 8;
+
+/// Slots quotient `x`'s run of `table` takes in the next table. Every add and delete asks
+/// (twice), so the usual run is read once without splitting it: when its entries are few,
+/// all different and none shorter than two bits, none of them can meet another in the next
+/// table (only voids do: copied ones, and the ones one-bit fingerprints become), and each
+/// takes its entry and its counter's pairs. Any other run is split as a move splits it.
 pub fn run_cost(table: &Table, x: u64, next_width: u32, deletable: bool) -> u64 {
-    if !table.occupied(x) {
+    let Some(run) = table.run(x) else {
         return 0;
+    };
+    let mut seen = [0u64; SHORT_RUN];
+    let mut total = 0u64;
+    for (k, e) in table.run_elements(run).enumerate() {
+        let alone = Fingerprint::of_field(e.field, table.width).len >= 2
+            && !seen.iter().take(k).any(|f| *f == e.field);
+        match seen.get_mut(k) {
+            Some(slot) if alone => *slot = e.field,
+            _ => {
+                let halves = split(table.run_elements(run), table.width, next_width, deletable);
+                return cost(&halves, next_width);
+            }
+        }
+        total = total.saturating_add(1 + 2 * digits(e.count, next_width).count() as u64);
     }
-    cost(&run_split(table, x, next_width, deletable), next_width)
+    total
 }
 
 /// Slots every run of `table` from quotient `from` on takes in the next table (one walk, for
@@ -143,10 +164,9 @@ impl Doubling {
 }
 
 impl Compact {
-    /// Field bits of the table after the current one (the current width if there is none:
-    /// then no doubling starts, and `moved` is only kept).
+    /// Field bits of the table after the current one (see [`super::next_width`]).
     pub(crate) fn next_width(&self) -> u32 {
-        super::width_for(self.error, self.generation + 1).unwrap_or(self.table.width)
+        self.next_width
     }
 
     /// Slots the current table's quotient `x` takes in the next table.
@@ -209,6 +229,7 @@ impl Compact {
         self.entries = 0;
         self.generation = generation;
         self.fresh_bits = fresh_bits;
+        self.next_width = super::next_width(self.error, generation, width);
         self.received = self.stream_len();
         Ok(())
     }

@@ -93,6 +93,9 @@ pub struct Compact {
     pub(crate) table: Table,
     /// Slots the table's runs would take in the next table, kept exact (see `doubling`).
     pub(crate) moved: u64,
+    /// Field bits of the next table (`next_width(error, generation)`, kept: every add and
+    /// delete asks, and working it out walks every generation).
+    pub(crate) next_width: u32,
     /// The doubling in progress, if any.
     pub(crate) doubling: Option<Doubling>,
 }
@@ -172,6 +175,12 @@ pub fn width_for(error: f64, g: u32) -> Option<u32> {
     Some(longest + 1).filter(|w| *w <= MAX_WIDTH)
 }
 
+/// Field bits of the table after generation `g`'s (`width`, its own, if there is none: then
+/// no doubling starts, and `moved` is only kept).
+pub fn next_width(error: f64, g: u32, width: u32) -> u32 {
+    width_for(error, g + 1).unwrap_or(width)
+}
+
 /// The quotient and the `width - 1` fingerprint bits after it of `hash` in `table`.
 #[inline]
 fn locate(table: &Table, hash: ItemHash) -> (u64, u64) {
@@ -215,6 +224,7 @@ impl Compact {
             legacy: false,
             table,
             moved: 0,
+            next_width: next_width(error, 0, width),
             doubling: None,
         })
     }
