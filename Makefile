@@ -29,7 +29,8 @@ run: build
 
 # Unit tests of the pure core, then the integration tests with the freshly built module against
 # each server: Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1, one summary line each.
-# SERVER=redis8 (etc.) runs the integration suite on one of them. Where dpkg-deb is present,
+# SERVER=redis8 (etc.) runs the integration suite on one of them; two suites run at a time
+# (SUITES_AT_ONCE=1 runs them one after the other). Where dpkg-deb is present,
 # the package test follows.
 test: build
 	$(CARGO) build --release --features fault-injection --target-dir target/fault-injection

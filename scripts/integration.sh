@@ -10,6 +10,8 @@
 #   valkey81  Valkey 8.1.x built from Debian 13's source package (scripts/install-deps.sh)
 # Several may be given, separated by spaces or commas: SERVER="redis8 valkey81".
 #
+# SUITES_AT_ONCE (default 2) passes run at the same time, each printed whole when it ends.
+#
 # Every pass also gets BLOOMRS_SERVERS, the binaries of all four that are present, for the tests
 # that move filters between servers.
 set -uo pipefail
@@ -49,29 +51,58 @@ export BLOOMRS_SERVERS
 # Build the test binaries once, outside the timed passes.
 "$cargo" test --release --test '*' --no-run || exit 1
 
-summary=()
-failed=0
-for name in "${names[@]}"; do
+# Suites run SUITES_AT_ONCE at a time (default 2): a suite spends much of its time waiting on
+# its servers (replication, restarts, timeouts), so two share the two cores of a small machine
+# well. Each suite's output is kept in a file and printed whole when it ends.
+at_once="${SUITES_AT_ONCE:-2}"
+if ! [[ "$at_once" =~ ^[1-9][0-9]*$ ]]; then
+    echo "SUITES_AT_ONCE must be a positive number, not '$at_once'" >&2
+    exit 2
+fi
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+
+# run_suite NAME [ARGS...]: one pass of the suite on server NAME; its output in $logs/NAME.out, its
+# summary line in $logs/NAME.line, its exit status that of the pass.
+run_suite() {
+    local name="$1" server version start status seconds result
+    shift
     if ! server="$(scripts/install-deps.sh --server "$name" 2>/dev/null)" || [ -z "$server" ]; then
-        echo "=== $name: not present (scripts/install-deps.sh installs or builds it) ==="
-        summary+=("$(printf '%-9s %-14s %-8s %-7s' "$name" "-" "-" MISSING)")
-        failed=1
-        continue
+        echo "=== $name: not present (scripts/install-deps.sh installs or builds it) ===" >"$logs/$name.out"
+        printf '%-9s %-14s %-8s %-7s' "$name" "-" "-" MISSING >"$logs/$name.line"
+        return 1
     fi
     version="$("$server" --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
-    echo "=== integration suite on $name: $server $version ==="
     start=$(date +%s)
-    BLOOMRS_SERVER="$server" "$cargo" test --release --no-fail-fast --test '*' -- --test-threads 2 "$@"
+    {
+        echo "=== integration suite on $name: $server $version ==="
+        BLOOMRS_SERVER="$server" "$cargo" test --release --no-fail-fast --test '*' -- --test-threads 2 "$@"
+    } >"$logs/$name.out" 2>&1
     status=$?
     seconds=$(($(date +%s) - start))
-    if [ "$status" -eq 0 ]; then
-        result=passed
-    else
-        result=FAILED
-        failed=1
-    fi
-    summary+=("$(printf '%-9s %-14s %-8s %-7s %dm%02ds' "$name" "$(basename "$server")" "$version" "$result" \
-        $((seconds / 60)) $((seconds % 60)))")
+    result=passed
+    [ "$status" -eq 0 ] || result=FAILED
+    printf '%-9s %-14s %-8s %-7s %dm%02ds' "$name" "$(basename "$server")" "$version" "$result" \
+        $((seconds / 60)) $((seconds % 60)) >"$logs/$name.line"
+    return "$status"
+}
+
+summary=()
+failed=0
+pending=("${names[@]}")
+while [ "${#pending[@]}" -gt 0 ]; do
+    batch=("${pending[@]:0:$at_once}")
+    pending=("${pending[@]:$at_once}")
+    pids=()
+    for name in "${batch[@]}"; do
+        run_suite "$name" "$@" &
+        pids+=("$!")
+    done
+    for i in "${!batch[@]}"; do
+        wait "${pids[$i]}" || failed=1
+        cat "$logs/${batch[$i]}.out"
+        summary+=("$(cat "$logs/${batch[$i]}.line")")
+    done
 done
 
 echo
