@@ -522,6 +522,8 @@ impl Compact {
 }
 
 #[cfg(test)]
+mod design;
+#[cfg(test)]
 mod measure;
 #[cfg(test)]
 mod tests;
