@@ -234,6 +234,23 @@ impl Compact {
         if derived != (self.moved, pending) {
             return Err(LoadError::Invalid("derived counts"));
         }
+        self.check_reserve()
+    }
+
+    /// During a doubling (tables complete, offsets built): the reserve covers every merge
+    /// the moves still to come make with an entry adds put in the new table, and the new
+    /// table takes all of it. Commands always leave that much (an add that puts an entry
+    /// beside an old one matching its item reserves a slot; only its move's merge takes it
+    /// back), so this refuses only a header that understates its reserve, or a cursor set
+    /// back (the quotients moved again then meet their own entries): issue 35's first
+    /// finding, whose values lost items two writes later.
+    fn check_reserve(&self) -> Result<(), LoadError> {
+        let (Some(d), Some(plan)) = (&self.doubling, self.finish_plan()) else {
+            return Ok(());
+        };
+        if d.reserve < plan.merges || plan.entries > max_entries(self.table.slots()) {
+            return Err(LoadError::Invalid("doubling reserve"));
+        }
         Ok(())
     }
 
@@ -304,7 +321,7 @@ impl Compact {
             d.pending = pending;
             d.old.rebuild_offsets();
         }
-        Ok(())
+        self.check_reserve()
     }
 
     pub fn save(&self, w: &mut impl RdbWrite) {

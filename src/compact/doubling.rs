@@ -53,6 +53,14 @@ pub struct Doubling {
     pub(crate) reserve: u64,
 }
 
+/// The table a doubling starts.
+struct NextTable {
+    log2_slots: u32,
+    generation: u32,
+    width: u32,
+    fresh_bits: u32,
+}
+
 /// The entries of a run as the next table holds them, half by half: each fingerprint loses
 /// its first bit to the quotient (void ones go to both halves), equal ones merged (counts
 /// added when deletable, one kept otherwise), in field order.
@@ -197,27 +205,8 @@ impl Compact {
         &mut self,
         budget: &impl crate::budget::Budget,
     ) -> Result<(), AddError> {
-        let log2_slots = self.table.log2_slots + 1;
-        let generation = self.generation + 1;
-        if log2_slots > super::MAX_LOG2_SLOTS {
-            return Err(AddError::CannotGrow);
-        }
-        let width = super::width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
-        let fresh_bits =
-            super::fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
-        let room = self.moved.saturating_add(super::MOST_AN_ADD_NEEDS)
-            <= super::max_entries(1u64 << log2_slots);
-        if !room {
-            return Err(AddError::CannotGrow);
-        }
-        let bytes = self.bytes();
-        let size = super::table::table_bytes(log2_slots, width)
-            .and_then(|t| t.checked_add(super::table::offset_bytes(log2_slots)))
-            .and_then(|t| t.checked_add(bytes));
-        if size.is_none_or(|size| size > budget.limit(bytes)) {
-            return Err(AddError::CannotGrow);
-        }
-        let bigger = Table::new(log2_slots, width).ok_or(AddError::CannotGrow)?;
+        let next = self.next_doubling(self.moved, self.bytes(), budget)?;
+        let bigger = Table::new(next.log2_slots, next.width).ok_or(AddError::CannotGrow)?;
         let old = std::mem::replace(&mut self.table, bigger);
         self.doubling = Some(Doubling {
             old,
@@ -227,11 +216,46 @@ impl Compact {
         });
         self.moved = 0;
         self.entries = 0;
-        self.generation = generation;
-        self.fresh_bits = fresh_bits;
-        self.next_width = super::next_width(self.error, generation, width);
+        self.generation = next.generation;
+        self.fresh_bits = next.fresh_bits;
+        self.next_width = super::next_width(self.error, next.generation, next.width);
         self.received = self.stream_len();
         Ok(())
+    }
+
+    /// The shape of the doubling a filter whose table's runs take `moved` slots in the next
+    /// table and whose value has `bytes` bytes would start, or why it cannot.
+    fn next_doubling(
+        &self,
+        moved: u64,
+        bytes: u64,
+        budget: &impl crate::budget::Budget,
+    ) -> Result<NextTable, AddError> {
+        let log2_slots = self.table.log2_slots + 1;
+        let generation = self.generation + 1;
+        if log2_slots > super::MAX_LOG2_SLOTS {
+            return Err(AddError::CannotGrow);
+        }
+        let width = super::width_for(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let fresh_bits =
+            super::fingerprint_bits(self.error, generation).ok_or(AddError::CannotGrow)?;
+        let room = moved.saturating_add(super::MOST_AN_ADD_NEEDS)
+            <= super::max_entries(1u64 << log2_slots);
+        if !room {
+            return Err(AddError::CannotGrow);
+        }
+        let size = super::table::table_bytes(log2_slots, width)
+            .and_then(|t| t.checked_add(super::table::offset_bytes(log2_slots)))
+            .and_then(|t| t.checked_add(bytes));
+        if size.is_none_or(|size| size > budget.limit(bytes)) {
+            return Err(AddError::CannotGrow);
+        }
+        Ok(NextTable {
+            log2_slots,
+            generation,
+            width,
+            fresh_bits,
+        })
     }
 
     /// Moves the runs of the next `quotients` old quotients (all of them: `u64::MAX`),
@@ -324,10 +348,13 @@ impl Compact {
 
     /// Makes room for an add of up to [`super::MOST_AN_ADD_NEEDS`] slots: nothing to do when
     /// it fits; else a doubling in progress is finished at once (only for tables crowded with
-    /// void entries: the one case whose work is not bounded per write, metered as a doubling),
-    /// and a new doubling is started when still needed. A refusal leaves the filter as it was
-    /// (a refused add is not propagated, so a replica must not see the finished doubling
-    /// either: the filter is restored from a copy taken first, in that one case only).
+    /// void entries, or values whose reserve claims the room: the one case whose work is not
+    /// bounded per write, metered as a doubling), and a new doubling is started when still
+    /// needed. A refusal leaves the filter as it was (a refused add is not propagated, so a
+    /// replica must not see the finished doubling either): what finishing leaves is worked
+    /// out first without changing anything ([`Compact::finish_plan`]), and the doubling after
+    /// it is admitted before the first move, so no copy of the filter is ever taken (issue
+    /// 35: a copy for the rollback took the whole value's bytes outside memory admission).
     pub(crate) fn make_room(
         &mut self,
         budget: &impl crate::budget::Budget,
@@ -336,22 +363,103 @@ impl Compact {
         if self.committed().saturating_add(super::MOST_AN_ADD_NEEDS) <= limit {
             return Ok(());
         }
-        let before = self.doubling.is_some().then(|| self.clone());
-        if before.is_some() {
-            let slots = 3 * self.table.slots();
-            let finished = super::meter::doubling(slots, || self.migrate(u64::MAX));
-            let limit = super::max_entries(self.table.slots());
-            if finished && self.entries.saturating_add(super::MOST_AN_ADD_NEEDS) <= limit {
-                return Ok(());
-            }
+        let Some(old) = self.doubling.as_ref().map(|d| &d.old) else {
+            return self.start_doubling(budget);
+        };
+        // The value's bytes once the old table is dropped.
+        let old_held = old.bytes.len() as u64 + 2 * old.offsets.len() as u64;
+        let slots = 3 * self.table.slots();
+        let plan =
+            super::meter::doubling(slots, || self.finish_plan()).ok_or(AddError::CannotGrow)?;
+        let roomy = plan.entries.saturating_add(super::MOST_AN_ADD_NEEDS) <= limit;
+        if !roomy {
+            let bytes = self.bytes().saturating_sub(old_held);
+            self.next_doubling(plan.moved, bytes, budget)?;
         }
-        let started = self.start_doubling(budget);
-        if started.is_err() {
-            if let Some(before) = before {
-                *self = before;
-            }
+        if !super::meter::doubling(slots, || self.migrate(u64::MAX)) {
+            return Err(AddError::CannotGrow);
         }
-        started
+        if roomy {
+            return Ok(());
+        }
+        self.start_doubling(budget)
+    }
+}
+
+/// What finishing a doubling at once leaves, worked out without changing anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finish {
+    /// Slots in use in the new table.
+    pub entries: u64,
+    /// The new table's `moved`: the slots its runs would take in the next table.
+    pub moved: u64,
+    /// Moved entries that meet an equal one adds put in the new table (each may take a slot
+    /// more than the two apart: the reserve must cover them).
+    pub merges: u64,
+}
+
+impl Compact {
+    /// [`Finish`] for the doubling in progress (None without one): every new quotient's run
+    /// with what its old quotient still moves into it, merged as moves merge, costed. Reads
+    /// each run once; holds one run at a time.
+    pub(crate) fn finish_plan(&self) -> Option<Finish> {
+        let d = self.doubling.as_ref()?;
+        let (width, next, deletable) = (self.table.width, self.next_width(), self.deletable);
+        let mut plan = Finish {
+            entries: 0,
+            moved: 0,
+            merges: 0,
+        };
+        let mut halves: [Vec<(u64, u64)>; 2] = Default::default();
+        for y in 0..self.table.slots() {
+            let (x, half) = (y >> 1, (y & 1) as usize);
+            if half == 0 {
+                halves = if x >= d.cursor {
+                    run_split(&d.old, x, width, deletable)
+                } else {
+                    Default::default()
+                };
+            }
+            let mut run: Vec<(u64, u64)> = match self.table.run(y) {
+                Some(run) => self
+                    .table
+                    .run_elements(run)
+                    .map(|e| (e.field, e.count))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let moving = halves.get(half).map_or(&[][..], Vec::as_slice);
+            if run.is_empty() && moving.is_empty() {
+                continue;
+            }
+            run.sort_unstable();
+            let mut placed = Vec::new();
+            for &(field, count) in moving {
+                match run.binary_search_by_key(&field, |(f, _)| *f) {
+                    Ok(k) => {
+                        plan.merges += 1;
+                        if let Some((_, total)) = run.get_mut(k).filter(|_| deletable) {
+                            *total = total.saturating_add(count);
+                        }
+                    }
+                    Err(_) => placed.push((field, count)),
+                }
+            }
+            run.extend(placed);
+            plan.entries = plan
+                .entries
+                .saturating_add(cost(&[run.clone(), Vec::new()], width));
+            let elements = run.iter().map(|&(field, count)| Element {
+                at: 0,
+                field,
+                count,
+                pairs: 0,
+                canonical: true,
+            });
+            let split = split(elements, width, next, deletable);
+            plan.moved = plan.moved.saturating_add(cost(&split, next));
+        }
+        Some(plan)
     }
 }
 

@@ -524,6 +524,8 @@ impl Compact {
 #[cfg(test)]
 mod design;
 #[cfg(test)]
+mod doubling_tests;
+#[cfg(test)]
 mod measure;
 #[cfg(test)]
 mod tests;
