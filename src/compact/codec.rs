@@ -245,6 +245,9 @@ impl Compact {
     /// back (the quotients moved again then meet their own entries): issue 35's first
     /// finding, whose values lost items two writes later.
     fn check_reserve(&self) -> Result<(), LoadError> {
+        if !self.is_loaded() {
+            return Ok(());
+        }
         let (Some(d), Some(plan)) = (&self.doubling, self.finish_plan()) else {
             return Ok(());
         };

@@ -155,3 +155,20 @@ fn a_doubling_finished_at_once_is_the_same_as_finished_step_by_step() {
         filter.validate(NO_LIMIT).unwrap();
     }
 }
+
+/// Between LOADCHUNK calls a value in the middle of a doubling is valid as far as it came
+/// (its reserve is checked once its tables are whole).
+#[test]
+fn a_doubling_half_loaded_is_valid_until_its_tables_are_whole() {
+    let filter = mid_doubling(0.01, true, 4096);
+    let mut loaded = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+    let chunks: Vec<(i64, &[u8])> = filter.chunks().collect();
+    let (last, before) = chunks.split_last().unwrap();
+    for (iter, bytes) in before {
+        loaded.load_chunk(*iter, bytes, NO_LIMIT).unwrap();
+        assert!(!loaded.is_loaded());
+        loaded.validate(NO_LIMIT).unwrap();
+    }
+    loaded.load_chunk(last.0, last.1, NO_LIMIT).unwrap();
+    assert_eq!(loaded, filter);
+}
