@@ -51,6 +51,8 @@ impl Refusal for AddError {
         match self {
             AddError::Full => BF_FULL,
             AddError::CannotGrow => BF_PROBLEM_INSERTING,
+            AddError::Frozen => STATIC_FROZEN,
+            AddError::Freezing => STATIC_FREEZING,
         }
     }
 }
@@ -223,6 +225,10 @@ pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combin
 pub const COMPACT_ERROR_RATE: &CStr =
     c"ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table";
 // Blocked Bloom filters (deviation D19): our own wording.
+pub const STATIC_FROZEN: &CStr =
+    c"ERR filter is frozen (BF.FREEZE): a static set takes no more items";
+pub const STATIC_FREEZING: &CStr =
+    c"ERR filter is being frozen (BF.FREEZE running): it takes no items until the freeze ends";
 pub const BLOCKED_WITH_COMPACT: &CStr = c"ERR BLOCKED and COMPACT cannot be combined";
 pub const BLOCKED_WITH_COUNTING: &CStr = c"ERR BLOCKED and COUNTING cannot be combined";
 pub const BLOCKED_WITH_WINDOW: &CStr = c"ERR BLOCKED and WINDOW cannot be combined";
