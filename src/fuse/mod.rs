@@ -90,6 +90,11 @@ impl FreezeJob {
         Ok(Frozen { items, table })
     }
 
+    /// Whether no builder shares the job's hashes any more.
+    pub fn is_last(&self) -> bool {
+        Arc::strong_count(&self.set) == 1
+    }
+
     /// Bytes the run holds besides the builder: its working memory and the table.
     pub fn bytes(&self) -> u64 {
         let items = self.set.len();
@@ -206,6 +211,23 @@ impl StaticFilter {
                 State::Building(set) => set.bytes(),
                 State::Frozen(frozen) => frozen.table.slots.len() as u64,
             }
+    }
+
+    /// Hands every heap block to `hashes` or `slots` to move (active defragmentation). A
+    /// builder being frozen stays where it is: the freeze reads it.
+    pub fn relocate(
+        &mut self,
+        mut hashes: impl FnMut(&mut Vec<u64>),
+        slots: impl FnOnce(&mut Vec<u8>),
+    ) {
+        match &mut self.state {
+            State::Building(set) => {
+                if let Some(set) = Arc::get_mut(set) {
+                    set.relocate(&mut hashes);
+                }
+            }
+            State::Frozen(frozen) => slots(&mut frozen.table.slots),
+        }
     }
 
     /// A freeze of this builder, unless it is frozen or being frozen already.

@@ -65,14 +65,21 @@ fn the_set_holds_exactly_what_was_added() {
 #[test]
 fn the_set_takes_at_most_nine_bytes_per_item() {
     let mut set = HashSet::default();
+    let items = hashes(1_000_000, 3);
     let mut rng = Rng::new(3);
-    for i in 1..=1_000_000u64 {
-        set.insert(rng.next(), &u64::MAX).unwrap();
-        if i % 100_000 == 0 {
-            let per_item = set.bytes() as f64 / i as f64;
+    let mut shuffled = items.clone();
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    for (i, h) in shuffled.iter().enumerate() {
+        set.insert(*h, &u64::MAX).unwrap();
+        if (i + 1) % 100_000 == 0 {
+            let per_item = set.bytes() as f64 / (i + 1) as f64;
             assert!(per_item <= 9.0, "{per_item} bytes per item at {i}");
         }
     }
+    assert!(items.iter().all(|h| set.contains(*h)));
+    assert!(set.iter().eq(items.iter().copied()));
 }
 
 #[test]
