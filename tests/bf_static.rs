@@ -360,7 +360,7 @@ fn dump_restore_copy_and_chunks() {
         assert_eq!(call!(c, "COPY", key, copy.as_str()), Int(1));
         assert_eq!(digest(&mut c, &copy), digest(&mut c, key));
         let chunks = scandump(&mut c, "BF.SCANDUMP", key);
-        assert!(chunks[0].1.starts_with(b"bloomrsS"));
+        assert!(chunks[0].1.starts_with(b"bloomrsF"));
         let rebuilt = format!("{key}-rebuilt");
         load_chunks(&mut c, "BF.LOADCHUNK", &rebuilt, &chunks);
         assert_eq!(digest(&mut c, &rebuilt), digest(&mut c, key));

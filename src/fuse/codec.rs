@@ -3,7 +3,7 @@
 //! constructor of stored values.
 //!
 //! ```text
-//! header: magic "bloomrsS" | version u32 = 1 | state u32 (0 building, 1 frozen) | error f64
+//! header: magic "bloomrsF" | version u32 = 1 | state u32 (0 building, 1 frozen) | error f64
 //!         | capacity u64 | items u64 | width u32 | segment length u32 | segment count u32
 //!         | seed u64                                   (little-endian, 60 bytes)
 //! chunks: building: the hashes in increasing order, 8 bytes each, iterator 1 + index;
@@ -22,7 +22,7 @@ use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 pub const ENCODING_VERSION: i32 = 1;
 /// The first eight bytes of a static set's header.
-pub const MAGIC: &[u8; 8] = b"bloomrsS";
+pub const MAGIC: &[u8; 8] = b"bloomrsF";
 const HEADER_VERSION: u32 = 1;
 const HEADER_LEN: usize = 60;
 /// Hashes per chunk (16 MiB).

@@ -25,8 +25,9 @@ struct Segment {
     hashes: Vec<u64>,
 }
 
-/// A set of 64-bit hashes.
-#[derive(Debug, PartialEq, Eq)]
+/// A set of 64-bit hashes. Two sets are equal when they hold the same hashes, however their
+/// segments were grown (a reload packs them).
+#[derive(Debug)]
 pub struct HashSet {
     depth: u32,
     directory: Vec<u32>,
@@ -59,6 +60,14 @@ impl Clone for HashSet {
         }
     }
 }
+
+impl PartialEq for HashSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for HashSet {}
 
 impl Default for HashSet {
     fn default() -> Self {
@@ -95,6 +104,14 @@ impl HashSet {
     }
 
     /// Bytes the set accounts for.
+    /// The most bytes `more` new hashes can add: 16 each (a hash and its segment's growth to
+    /// the next size class), one segment's largest growth, and a directory doubling.
+    pub fn growth_bound(&self, more: u64) -> u64 {
+        more.saturating_mul(16)
+            .saturating_add(2 * SEGMENT_MAX as u64 * 8)
+            .saturating_add(4 * self.directory.len() as u64)
+    }
+
     pub fn bytes(&self) -> u64 {
         SET_OVERHEAD
             + self.stored

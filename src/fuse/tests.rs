@@ -285,3 +285,15 @@ fn crafted_values_are_refused() {
     };
     assert!(StaticFilter::load(&mut rdb, ENCODING_VERSION, u64::MAX).is_err());
 }
+
+#[test]
+fn the_header_magic_is_no_other_kinds() {
+    let others = [
+        crate::sparse::MAGIC,
+        crate::windowed::MAGIC,
+        crate::compact::MAGIC,
+        crate::counting::MAGIC,
+        crate::blocked::MAGIC,
+    ];
+    assert!(!others.contains(&MAGIC));
+}
