@@ -336,7 +336,7 @@ fn the_aof_replays_the_frozen_value() {
         "{names:?}"
     );
     let tail = &written[written.len() - 4..];
-    assert_eq!(tail[0][0], "DEL");
+    assert_eq!(tail[0][0], "UNLINK");
     assert_eq!(tail[1][..3], ["BF.LOADCHUNK", "t", "1"]);
     assert_eq!(tail[2][..2], ["BF.LOADCHUNK", "t"]);
     assert_eq!(tail[3][..3], ["PEXPIREAT", "t", "99999999999999"]);

@@ -4,7 +4,7 @@
 //! `BF.FREEZE` builds the filter off the main thread from a shared snapshot of the builder's
 //! hashes while the client waits; meanwhile the builder answers reads and refuses writes
 //! (`AddError::Freezing`). The main thread then swaps the filter in (O(1)) if the key still
-//! holds that builder, and propagates the frozen value itself as effects (`DEL`, then
+//! holds that builder, and propagates the frozen value itself as effects (`UNLINK`, then
 //! `BF.LOADCHUNK` of its header and chunks, then the key's `PEXPIREAT`), so replicas and the
 //! AOF load it through the one validator and never build it on their main thread. A key that
 //! was deleted, renamed, overwritten, flushed or expired meanwhile is left as it is, and the
@@ -269,7 +269,8 @@ fn swap_in(
         return Err(STATIC_FREEZE_KEY_CHANGED);
     }
     ctx.reply_ok();
-    ctx.replicate(c"DEL", key_name, &[]);
+    // UNLINK: a replica frees its builder (130k allocations at 100M items) in the background.
+    ctx.replicate(c"UNLINK", key_name, &[]);
     ctx.replicate(c"BF.LOADCHUNK", key_name, &[b"1", &filter.encode_header()]);
     let mut iter = 1;
     while let Some((next, bytes)) = StaticFilter::chunk_at(filter, iter) {
