@@ -29,6 +29,10 @@ import sys
 import threading
 import time
 
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
 from commandstats import load_items, measure
 from machine import describe, write_result
 from server import RedisServer, module_parser
@@ -140,14 +144,21 @@ def freeze(module, items):
         replica.client.execute_command("REPLICAOF", "127.0.0.1", primary.port)
         primary.client.execute_command("BF.ADD", "probe", "x")
         primary.client.execute_command("BF.RESERVE", "f", 0.01, items, "STATIC")
+        loading = time.monotonic()
         load_items(primary, ["BF.MADD", "f"], 0, items)
+        print(f"{items} items loaded in {time.monotonic() - loading:.0f} s", file=sys.stderr,
+              flush=True)
         wait_synced(primary, replica)
         probers = [Prober(primary), Prober(replica)]
         for prober in probers:
             prober.start()
         time.sleep(0.2)
+        # Its own connection, with no timeout and never retried (redis-py times out after 5 s
+        # and retries, and a retried BF.FREEZE finds the freeze running).
+        freezer = redis.Redis(port=primary.port, protocol=2, socket_timeout=None,
+                              retry=Retry(NoBackoff(), 0))
         started = time.monotonic()
-        primary.client.execute_command("BF.FREEZE", "f")
+        freezer.execute_command("BF.FREEZE", "f")
         frozen_s = time.monotonic() - started
         wait_synced(primary, replica)
         replicated_s = time.monotonic() - started
