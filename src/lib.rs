@@ -9,6 +9,7 @@ pub mod budget;
 pub mod compact;
 pub mod counting;
 pub mod cuckoo;
+pub mod fuse;
 pub mod hash;
 pub mod rdb;
 pub mod sparse;

@@ -12,6 +12,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("bf.card", &["@fast", "@read"]),
     ("bf.debug", &["@read"]),
     ("bf.exists", &["@read"]),
+    ("bf.freeze", &["@write"]),
     ("bf.info", &["@fast", "@read"]),
     ("bf.insert", &["@write"]),
     ("bf.loadchunk", &["@write"]),

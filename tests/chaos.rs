@@ -47,6 +47,7 @@ const COMMANDS: &[&str] = &[
     "BF.LOADCHUNK",
     "BF.RETIRE",
     "BF.PROMOTE",
+    "BF.FREEZE",
     "BF.DEL",
     "BF.MDEL",
     "CF.RESERVE",
@@ -319,7 +320,19 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
             };
             vec!["BF.RETIRE".into(), bf, at]
         }
-        23 => vec!["BF.PROMOTE".into(), bf],
+        // Promotions, and static sets: builders frozen (off the main thread) while other
+        // clients write.
+        23 => match rng.below(3) {
+            0 => vec!["BF.PROMOTE".into(), bf],
+            1 => vec!["BF.FREEZE".into(), bf],
+            _ => vec![
+                "BF.RESERVE".into(),
+                bf,
+                "0.01".into(),
+                small,
+                "STATIC".into(),
+            ],
+        },
         // Counting, non-scaling and windowed creation through BF.INSERT, with a hot item that
         // saturates counters and fills small non-scaling filters.
         24 => {

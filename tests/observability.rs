@@ -4,7 +4,7 @@ pub mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 29] = [
+const COMMANDS: [&str; 30] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -18,6 +18,7 @@ const COMMANDS: [&str; 29] = [
     "bf.loadchunk",
     "bf.retire",
     "bf.promote",
+    "bf.freeze",
     "bf.del",
     "bf.mdel",
     "cf.reserve",
@@ -385,7 +386,7 @@ fn adds_and_lookups_allocate_nothing() {
 
 /// The totals INFO should show, added up from BF.INFO / CF.INFO of every key.
 fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
-    let mut sums = [0i64; 24];
+    let mut sums = [0i64; 28];
     for key in call!(c, "KEYS", "*").array().iter().map(Reply::text) {
         let kind = call!(c, "TYPE", key.as_str()).text();
         let cuckoo = kind == "MBbloomCF";
@@ -399,7 +400,8 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
                 .unwrap()
         };
         let base = match kind.as_str() {
-            "MBbloomCF" => 20,
+            "MBbloomCF" => 24,
+            "bloomrsST" => 20,
             "bloomrsBK" => 16,
             "bloomrsCP" => 12,
             "bloomrsCT" => 8,
@@ -409,7 +411,12 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         sums[base] += 1;
         sums[base + 1] += value("Size");
         sums[base + 2] += value("Number of items inserted");
-        sums[base + 3] += value("Number of filters");
+        // A static set counts as frozen or not.
+        sums[base + 3] += value(if kind == "bloomrsST" {
+            "Frozen"
+        } else {
+            "Number of filters"
+        });
     }
     let names = [
         "bloom_filters",
@@ -432,6 +439,10 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
         "blocked_memory_bytes",
         "blocked_items",
         "blocked_links",
+        "static_sets",
+        "static_memory_bytes",
+        "static_items",
+        "static_frozen",
         "cuckoo_filters",
         "cuckoo_memory_bytes",
         "cuckoo_items",
@@ -492,6 +503,13 @@ fn info_section_totals() {
         call!(c, "BF.ADD", "bk", format!("{i}"));
     }
     assert_eq!(call!(c, "COPY", "bk", "bk2"), Int(1));
+    // Static sets: a builder, a frozen copy of it.
+    assert_eq!(call!(c, "BF.RESERVE", "st", "0.01", "10", "STATIC"), ok());
+    for i in 0..300 {
+        call!(c, "BF.ADD", "st", format!("{i}"));
+    }
+    assert_eq!(call!(c, "COPY", "st", "st2"), Int(1));
+    assert_eq!(call!(c, "BF.FREEZE", "st2"), ok());
     call!(c, "CF.COMPACT", "c");
     assert_eq!(call!(c, "COPY", "a", "a2"), Int(1));
     assert_eq!(call!(c, "DEL", "m3"), Int(1));
@@ -523,7 +541,8 @@ fn info_section_totals() {
         totals[17].1,
     );
     assert_eq!(filters, (10, 3, 2, 2, 2), "{totals:?}");
-    assert_eq!(totals[21], ("bf_cuckoo_filters".into(), 6), "{totals:?}");
+    assert_eq!(totals[21], ("bf_static_sets".into(), 2), "{totals:?}");
+    assert_eq!(totals[25], ("bf_cuckoo_filters".into(), 6), "{totals:?}");
 
     // Reloading frees and loads every value: the totals stay.
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());

@@ -19,6 +19,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     counting: false,
     compact: false,
     blocked: false,
+    static_set: false,
 };
 
 /// The module's settings when `bf.bf-window` is set: BF.INSERT creates windowed filters.

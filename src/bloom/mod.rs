@@ -126,6 +126,10 @@ pub enum AddError {
     Full,
     /// A new link was needed and could not be built (too large, or parameters ran out).
     CannotGrow,
+    /// A frozen static set takes no items (`BF.FREEZE`).
+    Frozen,
+    /// A static set takes no items while `BF.FREEZE` builds its filter.
+    Freezing,
 }
 
 /// A scalable Bloom filter: links of `C` cells (bits for RedisBloom's filters), each

@@ -7,6 +7,7 @@ use crate::bloom::Chain;
 use crate::compact::Compact;
 use crate::counting::CountingFilter;
 use crate::cuckoo::CuckooFilter;
+use crate::fuse::StaticFilter;
 use crate::rdb::{MemoryRdb, ModulePayload};
 use crate::sparse::Sparse;
 use crate::windowed::Windowed;
@@ -137,6 +138,36 @@ impl Codec for Blocked {
         Blocked::chunks(self)
             .map(|c| (c.next, c.bytes.to_vec()))
             .collect()
+    }
+}
+
+impl Codec for StaticFilter {
+    fn save(&self, rdb: &mut MemoryRdb) {
+        StaticFilter::save(self, rdb)
+    }
+    fn encoding_version(&self) -> i32 {
+        crate::fuse::ENCODING_VERSION
+    }
+    fn load(rdb: &mut MemoryRdb, encver: i32, max_bytes: u64) -> Option<Self> {
+        StaticFilter::load(rdb, encver, max_bytes).ok()
+    }
+    fn encode_header(&self) -> Vec<u8> {
+        StaticFilter::encode_header(self)
+    }
+    fn from_header(header: &[u8], max_bytes: u64) -> Option<Self> {
+        StaticFilter::from_header(header, max_bytes).ok()
+    }
+    fn load_chunk(&mut self, iter: i64, bytes: &[u8], max_bytes: u64) -> bool {
+        StaticFilter::load_chunk(self, iter, bytes, max_bytes).is_ok()
+    }
+    fn chunks(&self) -> Vec<(i64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut iter = 1;
+        while let Some((next, bytes)) = StaticFilter::chunk_at(self, iter) {
+            out.push((next, bytes.into_owned()));
+            iter = next;
+        }
+        out
     }
 }
 

@@ -43,6 +43,7 @@ mod driver;
 mod multiset;
 mod ops;
 mod sparse;
+mod static_set;
 mod windowed;
 
 pub use blocked::BlockedKind;
@@ -55,6 +56,7 @@ pub use driver::{fuzz, run, start, Limits, Report};
 pub use multiset::{item, Multiset};
 pub use ops::{Op, Ops, Pick};
 pub use sparse::SparseKind;
+pub use static_set::StaticKind;
 pub use windowed::WindowedKind;
 
 use crate::rdb::MemoryRdb;

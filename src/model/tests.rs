@@ -128,6 +128,17 @@ fn blocked_filters_keep_every_item_through_random_sequences() {
 }
 
 #[test]
+fn static_sets_keep_every_item_through_building_and_freezing() {
+    // Frozen before any add, after a few ticks, late, and (255 * 8 ticks) rarely at all.
+    random_sequences::<StaticKind>(0x3011, &[0, 1, 4, 32, 255]);
+    // Frozen after some adds: the later adds are refused, every earlier item stays.
+    let p = params(1000, 0.01, 2, 4);
+    let value = StaticKind::create(&p, LIMITS.max_bytes).expect("created");
+    let report = run(value, Ops::new(&random_ops(0x3012, 1500)), &LIMITS);
+    assert!(report.adds > 0 && report.refused > 0, "{report:?}");
+}
+
+#[test]
 fn counting_filters_keep_every_item_with_adds_outstanding() {
     random_sequences::<Counting>(0x3004, &[0, 0, 1]);
 }

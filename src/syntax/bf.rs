@@ -65,6 +65,8 @@ pub enum ArgError {
     BlockedWithCounting,
     /// BLOCKED together with a window.
     BlockedWithWindow,
+    /// STATIC together with another layout (WINDOW, COUNTING, COMPACT or BLOCKED).
+    StaticWithLayout,
 }
 
 /// Longest WINDOW in seconds (ten 365-day years, the core's limit).
@@ -112,6 +114,9 @@ pub struct BloomOptions {
     pub compact: bool,
     /// `BLOCKED`: every item's bits in one cache-line block (a chain of blocked links).
     pub blocked: bool,
+    /// `STATIC`: a builder of the items' hashes that `BF.FREEZE` turns into a binary fuse
+    /// filter (a static set).
+    pub static_set: bool,
 }
 
 /// BF.INSERT: how to create a missing key (`None` for NOCREATE) and where the items start.
@@ -132,7 +137,7 @@ pub enum BfInfoField {
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
-/// [WINDOW seconds [GENERATIONS g]] [COUNTING] [COMPACT] [BLOCKED]
+/// [WINDOW seconds [GENERATIONS g]] [COUNTING] [COMPACT] [BLOCKED] [STATIC]
 pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     // Deviation D3: keywords are looked for among the optional arguments only. RedisBloom's
     // arity is widened by the window options only when WINDOW is there, and by COUNTING
@@ -141,11 +146,13 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     let counting = (4..args.len()).any(|i| args.is(i, "COUNTING"));
     let compact = (4..args.len()).any(|i| args.is(i, "COMPACT"));
     let blocked = (4..args.len()).any(|i| args.is(i, "BLOCKED"));
+    let static_set = (4..args.len()).any(|i| args.is(i, "STATIC"));
     let most = 7
         + if window_at.is_some() { 4 } else { 0 }
         + usize::from(counting)
         + usize::from(compact)
-        + usize::from(blocked);
+        + usize::from(blocked)
+        + usize::from(static_set);
     if !(4..=most).contains(&args.len()) {
         return Err(ArgError::Arity);
     }
@@ -165,6 +172,10 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
     }
     check_compact(compact, scaling, window, error)?;
     check_blocked(blocked, counting, compact, window)?;
+    check_static(
+        static_set,
+        counting || compact || blocked || window.is_some(),
+    )?;
     Ok(BloomOptions {
         capacity: capacity.unsigned_abs(),
         error,
@@ -174,7 +185,16 @@ pub fn parse_bf_reserve(args: &impl Argv) -> Result<BloomOptions, ArgError> {
         counting,
         compact,
         blocked,
+        static_set,
     })
+}
+
+/// A static set is its own layout: a builder of hashes, then a fuse filter.
+fn check_static(static_set: bool, other_layout: bool) -> Result<(), ArgError> {
+    if static_set && other_layout {
+        return Err(ArgError::StaticWithLayout);
+    }
+    Ok(())
 }
 
 /// A blocked filter is its own layout: no counters, no fingerprint table, no window.
@@ -264,6 +284,8 @@ struct InsertOptions {
     compact: bool,
     /// BLOCKED was given (likewise).
     blocked: bool,
+    /// STATIC was given.
+    static_set: bool,
 }
 
 /// Where BF.INSERT goes after one option word.
@@ -273,7 +295,7 @@ enum Step {
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING]
-/// [WINDOW seconds] [GENERATIONS g] [COUNTING] [COMPACT] [BLOCKED] ITEMS item [item ...]
+/// [WINDOW seconds] [GENERATIONS g] [COUNTING] [COMPACT] [BLOCKED] [STATIC] ITEMS item [item ...]
 ///
 /// `defaults` are the options of a filter created without them (the module's settings).
 pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfInsert, ArgError> {
@@ -291,6 +313,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         counting: defaults.counting,
         compact: false,
         blocked: false,
+        static_set: false,
     };
     let mut i = 2;
     let items_at = loop {
@@ -307,7 +330,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     }
     // A counting, compact or blocked filter takes no window, not even the module's default.
     let own_window = options.window.is_some() || options.generations.is_some();
-    let windowless = options.counting || options.compact || options.blocked;
+    let windowless = options.counting || options.compact || options.blocked || options.static_set;
     let window = if windowless && !own_window {
         None
     } else {
@@ -318,12 +341,19 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     }
     check_compact(options.compact, options.scaling, window, options.error)?;
     check_blocked(options.blocked, options.counting, options.compact, window)?;
+    let layout = options.counting || options.compact || options.blocked || window.is_some();
+    check_static(options.static_set, layout)?;
     // The module's defaults (bf-compact, then bf-blocked) make compact or blocked what
     // nothing asks otherwise: an explicit BLOCKED is not made compact too.
-    let compact = options.compact
-        || (defaults.compact && !options.blocked && options.scaling && window.is_none());
-    let blocked =
-        options.blocked || (defaults.blocked && !compact && !options.counting && window.is_none());
+    let own = options.blocked || options.static_set;
+    let compact =
+        options.compact || (defaults.compact && !own && options.scaling && window.is_none());
+    let blocked = options.blocked
+        || (defaults.blocked
+            && !compact
+            && !options.counting
+            && !options.static_set
+            && window.is_none());
     let InsertOptions {
         capacity,
         error,
@@ -331,6 +361,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         scaling,
         create,
         counting,
+        static_set,
         ..
     } = options;
     // As in BF.RESERVE, the expansion must fit 32 bits (deviation D15).
@@ -347,6 +378,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
         counting,
         compact,
         blocked,
+        static_set,
     });
     Ok(BfInsert { create, items_at })
 }
@@ -396,6 +428,10 @@ fn insert_option(
     }
     if is("BLOCKED") {
         options.blocked = true;
+        return Ok(Step::Next(i + 1));
+    }
+    if is("STATIC") {
+        options.static_set = true;
         return Ok(Step::Next(i + 1));
     }
     if is("WINDOW") || is("GENERATIONS") {

@@ -18,6 +18,7 @@ const DEFAULTS: BloomOptions = BloomOptions {
     counting: false,
     compact: false,
     blocked: false,
+    static_set: false,
 };
 
 fn insert(words: &[&str]) -> Result<BfInsert, ArgError> {
@@ -38,6 +39,7 @@ fn options(capacity: u64, error: f64, growth: u32, scaling: bool) -> BloomOption
         counting: false,
         compact: false,
         blocked: false,
+        static_set: false,
     }
 }
 

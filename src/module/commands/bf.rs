@@ -38,6 +38,7 @@ fn default_options() -> BloomOptions {
         compact,
         // Blocked where nothing else is (bf-compact wins over bf-blocked).
         blocked: settings::bf_blocked() && !compact && window.is_none(),
+        static_set: false,
     }
 }
 
@@ -207,6 +208,9 @@ fn reserve_args(o: &BloomOptions) -> Vec<Vec<u8>> {
     }
     if o.blocked {
         args.push(b"BLOCKED".to_vec());
+    }
+    if o.static_set {
+        args.push(b"STATIC".to_vec());
     }
     args
 }

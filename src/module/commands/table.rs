@@ -88,6 +88,7 @@ const GENERATIONS: Arg = optional(c"GENERATIONS", c"generations", ArgKind::Integ
 const COUNTING: Arg = flag(c"COUNTING", c"counting");
 const COMPACT: Arg = flag(c"COMPACT", c"compact");
 const BLOCKED: Arg = flag(c"BLOCKED", c"blocked");
+const STATIC: Arg = flag(c"STATIC", c"static");
 
 const BF_INFO_FIELDS: &[Arg] = &[
     flag(c"CAPACITY", c"capacity"),
@@ -106,7 +107,7 @@ const MANY: &CStr =
 pub static COMMANDS: &[Command] = &[
     Command { name: c"bf.reserve", handler: entry!(bf::reserve), flags: WRITE, acl_fast: true,
         doc: Some(Doc { summary: c"Creates a new Bloom Filter", complexity: c"O(1)", since: c"1.0.0",
-            args: &[KEY, arg(c"error_rate", ArgKind::Double), arg(c"capacity", ArgKind::Integer), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED] }) },
+            args: &[KEY, arg(c"error_rate", ArgKind::Double), arg(c"capacity", ArgKind::Integer), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED, STATIC] }) },
     Command { name: c"bf.add", handler: entry!(bf::add), flags: WRITE, acl_fast: false,
         doc: Some(Doc { summary: c"Adds an item to a Bloom Filter", complexity: ONE, since: c"1.0.0",
             args: &[KEY, ITEM] }) },
@@ -115,7 +116,7 @@ pub static COMMANDS: &[Command] = &[
             args: &[KEY, many(c"item")] }) },
     Command { name: c"bf.insert", handler: entry!(bf::insert), flags: WRITE, acl_fast: false,
         doc: Some(Doc { summary: c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", complexity: MANY, since: c"1.0.0",
-            args: &[KEY, optional(c"CAPACITY", c"capacity", ArgKind::Integer), optional(c"ERROR", c"error", ArgKind::Double), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NOCREATE", c"nocreate"), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED, ITEMS] }) },
+            args: &[KEY, optional(c"CAPACITY", c"capacity", ArgKind::Integer), optional(c"ERROR", c"error", ArgKind::Double), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NOCREATE", c"nocreate"), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED, STATIC, ITEMS] }) },
     Command { name: c"bf.exists", handler: entry!(bf::exists), flags: READ, acl_fast: false,
         doc: Some(Doc { summary: c"Checks whether an item exists in a Bloom Filter", complexity: ONE, since: c"1.0.0",
             args: &[KEY, ITEM] }) },
@@ -142,6 +143,9 @@ pub static COMMANDS: &[Command] = &[
             args: &[KEY, arg(c"unix-time-milliseconds", ArgKind::Integer)] }) },
     Command { name: c"bf.promote", handler: entry!(kinds::sparse::promote), flags: WRITE, acl_fast: false,
         doc: Some(Doc { summary: c"Turns a sparse Bloom filter into the dense filter RedisBloom reads (bloomrs)", complexity: c"O(n), where n is the capacity", since: c"0.1.0",
+            args: &[KEY] }) },
+    Command { name: c"bf.freeze", handler: entry!(kinds::static_set::freeze), flags: WRITE, acl_fast: false,
+        doc: Some(Doc { summary: c"Turns a static set's builder into a binary fuse filter, off the main thread (bloomrs)", complexity: c"O(n), where n is the number of items, off the main thread", since: c"0.1.0",
             args: &[KEY] }) },
     Command { name: c"bf.del", handler: entry!(bf::del), flags: WRITE_FAST, acl_fast: false,
         doc: Some(Doc { summary: c"Deletes an item from a counting Bloom filter (created with COUNTING)", complexity: c"O(k * l), where k is the number of hash functions and l the number of sub-filters", since: c"0.1.0",
@@ -291,6 +295,7 @@ mod tests {
                 c"COUNTING",
                 c"COMPACT",
                 c"BLOCKED",
+                c"STATIC",
             ] {
                 assert!(tokens(name).contains(&keyword), "{name:?} {keyword:?}");
             }

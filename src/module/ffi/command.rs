@@ -22,6 +22,18 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
+    /// The arguments Redis passes to a callback.
+    ///
+    /// # Safety
+    /// `argv` holds `argc` live argument strings for `'a`.
+    pub(super) unsafe fn from_raw(argv: *mut RawString, argc: c_int) -> Args<'a> {
+        let argv: &[RawString] = match (NonNull::new(argv), usize::try_from(argc)) {
+            (Some(ptr), Ok(len)) => std::slice::from_raw_parts(ptr.as_ptr(), len),
+            _ => &[],
+        };
+        Args { argv }
+    }
+
     pub fn len(&self) -> usize {
         self.argv.len()
     }
@@ -105,6 +117,25 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    pub(super) fn from_raw(raw: RawCtx) -> Ctx {
+        Ctx { raw }
+    }
+
+    pub(super) fn raw(&self) -> RawCtx {
+        self.raw
+    }
+
+    /// Whether the client may be blocked: not inside MULTI, a script or a function, nor where
+    /// the server denies blocking.
+    pub fn may_block(&self) -> bool {
+        // SAFETY: `raw` is the live context of this call.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
+        let denied = raw::REDISMODULE_CTX_FLAGS_MULTI
+            | raw::REDISMODULE_CTX_FLAGS_LUA
+            | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING;
+        flags & denied as c_int == 0 && !self.is_replayed()
+    }
+
     /// The memory budget of this command (deviation D13).
     pub fn admission(&self) -> Admission {
         Admission::new(Live::command(self.raw))
@@ -260,13 +291,10 @@ pub fn run_command(
     argc: c_int,
     handler: fn(Ctx, Args<'_>) -> CommandResult,
 ) -> c_int {
-    let argv: &[RawString] = match (NonNull::new(argv), usize::try_from(argc)) {
-        // SAFETY: Redis passes `argc` valid argument pointers.
-        (Some(ptr), Ok(len)) => unsafe { std::slice::from_raw_parts(ptr.as_ptr(), len) },
-        _ => &[],
-    };
+    // SAFETY: Redis passes `argc` valid argument pointers, live for the call.
+    let args = unsafe { Args::from_raw(argv, argc) };
     let ctx = Ctx { raw: ctx };
-    match catch_unwind(AssertUnwindSafe(|| handler(ctx, Args { argv }))) {
+    match catch_unwind(AssertUnwindSafe(|| handler(ctx, args))) {
         Ok(Ok(())) => {}
         Ok(Err(CommandError::Arity)) => ctx.reply_wrong_arity(),
         Ok(Err(CommandError::Reply(text))) => ctx.reply_error(text),

@@ -8,6 +8,7 @@
 // The shipped module's allocator; unit tests run on the system allocator.
 #[cfg(not(test))]
 pub mod alloc;
+pub mod blocking;
 pub mod clock;
 pub mod command;
 pub mod config;

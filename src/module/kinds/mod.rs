@@ -1,5 +1,5 @@
 //! The Bloom family: every kind of Bloom filter (the plain RedisBloom chain, counting,
-//! windowed, sparse, compact and blocked filters) answers the same `BF.*` commands. A command finds whatever
+//! windowed, sparse, compact and blocked filters, and static sets) answers the same `BF.*` commands. A command finds whatever
 //! kind a key holds with [`lookup`] and asks it through [`BloomValue`]; it never branches on
 //! the kind. Each kind owns only what differs: its core (beside `src/bloom/`, sharing the
 //! hashing, link sizing and chain walk), its module type, its creation, its encodings and its
@@ -34,6 +34,7 @@ mod compact;
 mod counting;
 mod plain;
 pub mod sparse;
+pub mod static_set;
 pub mod windowed;
 pub mod write;
 
@@ -219,7 +220,8 @@ impl<T: BloomKind> Replacement for T {
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim, and any options the others do not take.
-pub static KINDS: [Kind; 6] = [
+pub static KINDS: [Kind; 7] = [
+    kind::<crate::fuse::StaticFilter>(),
     kind::<crate::blocked::Blocked>(),
     kind::<crate::compact::Compact>(),
     kind::<crate::sparse::Sparse>(),

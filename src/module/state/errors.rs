@@ -51,6 +51,8 @@ impl Refusal for AddError {
         match self {
             AddError::Full => BF_FULL,
             AddError::CannotGrow => BF_PROBLEM_INSERTING,
+            AddError::Frozen => STATIC_FROZEN,
+            AddError::Freezing => STATIC_FREEZING,
         }
     }
 }
@@ -151,6 +153,7 @@ impl From<bf::ArgError> for CommandError {
             bf::ArgError::BlockedWithCompact => BLOCKED_WITH_COMPACT,
             bf::ArgError::BlockedWithCounting => BLOCKED_WITH_COUNTING,
             bf::ArgError::BlockedWithWindow => BLOCKED_WITH_WINDOW,
+            bf::ArgError::StaticWithLayout => STATIC_WITH_LAYOUT,
         };
         CommandError::Reply(text)
     }
@@ -223,6 +226,22 @@ pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combin
 pub const COMPACT_ERROR_RATE: &CStr =
     c"ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table";
 // Blocked Bloom filters (deviation D19): our own wording.
+pub const STATIC_WITH_LAYOUT: &CStr =
+    c"ERR STATIC cannot be combined with WINDOW, COUNTING, COMPACT or BLOCKED";
+pub const NOT_STATIC: &CStr = c"ERR not a static set (created with STATIC)";
+pub const STATIC_FROZEN_ALREADY: &CStr = c"ERR filter is frozen already";
+pub const STATIC_FREEZE_MEMORY: &CStr =
+    c"ERR Insufficient memory to freeze the filter (its working memory is over the limits)";
+pub const STATIC_FREEZE_THREAD: &CStr = c"ERR could not start the freeze";
+pub const STATIC_FREEZE_CANNOT_BLOCK: &CStr =
+    c"ERR BF.FREEZE of more than 100000 items cannot run inside MULTI or a script";
+pub const STATIC_FREEZE_FAILED: &CStr = c"ERR could not freeze the filter (no seed made it peel)";
+pub const STATIC_FREEZE_KEY_CHANGED: &CStr =
+    c"ERR the key changed during BF.FREEZE (deleted, renamed, replaced or expired): nothing was frozen";
+pub const STATIC_FROZEN: &CStr =
+    c"ERR filter is frozen (BF.FREEZE): a static set takes no more items";
+pub const STATIC_FREEZING: &CStr =
+    c"ERR filter is being frozen (BF.FREEZE running): it takes no items until the freeze ends";
 pub const BLOCKED_WITH_COMPACT: &CStr = c"ERR BLOCKED and COMPACT cannot be combined";
 pub const BLOCKED_WITH_COUNTING: &CStr = c"ERR BLOCKED and COUNTING cannot be combined";
 pub const BLOCKED_WITH_WINDOW: &CStr = c"ERR BLOCKED and WINDOW cannot be combined";

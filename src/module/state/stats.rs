@@ -69,6 +69,7 @@ pub static CUCKOO: Totals = Totals::new();
 pub static WINDOWED: Totals = Totals::new();
 pub static COMPACT: Totals = Totals::new();
 pub static BLOCKED: Totals = Totals::new();
+pub static STATIC: Totals = Totals::new();
 /// RDB values and RESTORE payloads the loaders refused.
 pub static REJECTED_PAYLOADS: AtomicI64 = AtomicI64::new(0);
 /// LOADCHUNK headers and chunks refused.
@@ -160,10 +161,11 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
 pub const BLOOMRS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The numeric fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 28] {
+pub fn info_fields() -> [(&'static str, i64); 32] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
     let (windowed, counting) = (WINDOWED.snapshot(), COUNTING.snapshot());
     let (compact, blocked) = (COMPACT.snapshot(), BLOCKED.snapshot());
+    let static_sets = STATIC.snapshot();
     [
         ("bloom_filters", bloom.values),
         ("bloom_memory_bytes", bloom.bytes),
@@ -189,6 +191,10 @@ pub fn info_fields() -> [(&'static str, i64); 28] {
         ("blocked_memory_bytes", blocked.bytes),
         ("blocked_items", blocked.items),
         ("blocked_links", blocked.filters),
+        ("static_sets", static_sets.values),
+        ("static_memory_bytes", static_sets.bytes),
+        ("static_items", static_sets.items),
+        ("static_frozen", static_sets.filters),
         ("cuckoo_filters", cuckoo.values),
         ("cuckoo_memory_bytes", cuckoo.bytes),
         ("cuckoo_items", cuckoo.items),

@@ -1,0 +1,264 @@
+//! Static sets (`BF.RESERVE ... STATIC`): a builder that holds every item's 64-bit hash
+//! (MurmurHash64A, as every kind) and answers exactly, then `BF.FREEZE` turns it into a
+//! frozen 3-wise binary fuse filter (`table`) of ⌈log2(1/ε)⌉-bit fingerprints: about
+//! 1.13·log2(1/ε) bits per item, the smallest filter there is for a set that no longer
+//! changes.
+//!
+//! The builder's hashes live in an extendible-hashing set of sorted segments (`set`), shared
+//! (`Arc`) with the construction while it runs off the main thread: a builder whose set is
+//! shared is being frozen and refuses writes ([`AddError::Freezing`]). The construction
+//! (`build`) is the reference peeling algorithm with deterministic seeds.
+
+mod build;
+mod codec;
+mod set;
+pub mod table;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+pub use build::{build, shape_for, working_bytes, BuildError};
+pub use codec::{ENCODING_VERSION, MAGIC};
+pub use set::HashSet;
+pub use table::{Shape, Table};
+
+use crate::bloom::{AddError, CreateError, ItemHash};
+use crate::budget::Budget;
+
+/// Bytes accounted for the filter's own struct.
+const FILTER_OVERHEAD: u64 = 48;
+/// The most items a filter takes (its table's slots are indexed by `u32`).
+pub const MAX_ITEMS: u64 = 3_500_000_000;
+
+/// A static set: a builder, or the filter it was frozen into.
+#[derive(Debug, PartialEq)]
+pub struct StaticFilter {
+    /// The requested false-positive rate of the frozen filter.
+    pub error: f64,
+    /// The capacity given at creation (a hint: a builder takes more).
+    pub capacity: u64,
+    pub state: State,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum State {
+    /// Every item's hash; shared with a running freeze while there is one.
+    Building(Arc<HashSet>),
+    Frozen(Frozen),
+}
+
+/// A frozen filter: its table and the items it was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frozen {
+    pub items: u64,
+    pub table: Table,
+}
+
+/// A copy owns its hashes: it is never being frozen.
+impl Clone for StaticFilter {
+    fn clone(&self) -> Self {
+        let state = match &self.state {
+            State::Building(set) => State::Building(Arc::new(HashSet::clone(set))),
+            State::Frozen(frozen) => State::Frozen(frozen.clone()),
+        };
+        StaticFilter { state, ..*self }
+    }
+}
+
+/// Fingerprint bits for a false-positive rate: ⌈log2(1/ε)⌉, or None below 2^-32.
+pub fn width_for(error: f64) -> Option<u32> {
+    if !(error > 0.0 && error < 1.0) {
+        return None;
+    }
+    let bits = (-error.log2()).ceil().max(1.0);
+    (bits <= f64::from(table::MAX_WIDTH)).then_some(bits as u32)
+}
+
+/// What a freeze works from: a shared snapshot of the builder's hashes.
+pub struct FreezeJob {
+    pub set: Arc<HashSet>,
+    pub width: u32,
+}
+
+impl FreezeJob {
+    /// Builds the frozen filter (seconds for 100M items: run it off the main thread).
+    pub fn run(&self) -> Result<Frozen, BuildError> {
+        let items = self.set.len();
+        let table = build(|| self.set.iter(), items, self.width)?;
+        Ok(Frozen { items, table })
+    }
+
+    /// Whether no builder shares the job's hashes any more.
+    pub fn is_last(&self) -> bool {
+        Arc::strong_count(&self.set) == 1
+    }
+
+    /// Bytes the run holds besides the builder: its working memory and the table.
+    pub fn bytes(&self) -> u64 {
+        let items = self.set.len();
+        let table = shape_for(items, self.width).map_or(u64::MAX, |s| s.bytes());
+        working_bytes(items, self.width).saturating_add(table)
+    }
+}
+
+impl StaticFilter {
+    /// An empty builder.
+    pub fn new(capacity: u64, error: f64) -> Result<Self, CreateError> {
+        if capacity < 1 || width_for(error).is_none() {
+            return Err(CreateError::Invalid);
+        }
+        Ok(StaticFilter {
+            error,
+            capacity,
+            state: State::Building(Arc::default()),
+        })
+    }
+
+    /// The item hash every static set keeps (MurmurHash64A, as every kind's first hash).
+    #[inline]
+    pub fn hash(item: &[u8]) -> u64 {
+        ItemHash::first(item)
+    }
+
+    pub fn width(&self) -> u32 {
+        match &self.state {
+            State::Frozen(frozen) => frozen.table.shape.width,
+            State::Building(_) => width_for(self.error).unwrap_or(table::MAX_WIDTH),
+        }
+    }
+
+    pub fn is_frozen(&self) -> bool {
+        matches!(self.state, State::Frozen(_))
+    }
+
+    /// Whether a freeze is running from this builder.
+    pub fn is_freezing(&self) -> bool {
+        matches!(&self.state, State::Building(set) if Arc::strong_count(set) > 1)
+    }
+
+    /// Adds an item by its hash: true if it was new.
+    pub fn add_hash(&mut self, hash: u64, budget: &impl Budget) -> Result<bool, AddError> {
+        let State::Building(set) = &mut self.state else {
+            return Err(AddError::Frozen);
+        };
+        let set = Arc::get_mut(set).ok_or(AddError::Freezing)?;
+        if set.len() >= MAX_ITEMS && !set.contains(hash) {
+            return Err(AddError::CannotGrow);
+        }
+        let room = FilterBudget(budget);
+        set.insert(hash, &room).map_err(|_| AddError::CannotGrow)
+    }
+
+    pub fn add(&mut self, item: &[u8], budget: &impl Budget) -> Result<bool, AddError> {
+        self.add_hash(Self::hash(item), budget)
+    }
+
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        match &self.state {
+            State::Building(set) => set.contains(hash),
+            State::Frozen(frozen) => frozen.table.contains(hash),
+        }
+    }
+
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hash(Self::hash(item))
+    }
+
+    /// Answers `contains` for every item; a frozen filter's slots are requested a few items
+    /// ahead so their cache misses overlap.
+    pub fn contains_each<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        mut answer: impl FnMut(bool),
+    ) {
+        let State::Frozen(frozen) = &self.state else {
+            items.for_each(|item| answer(self.contains(item)));
+            return;
+        };
+        const AHEAD: usize = 8;
+        let mut ring = [0u64; AHEAD];
+        let mut count = 0usize;
+        for item in items {
+            let hash = Self::hash(item);
+            frozen.table.prefetch(hash);
+            let slot = &mut ring[count % AHEAD];
+            if count >= AHEAD {
+                answer(frozen.table.contains(*slot));
+            }
+            *slot = hash;
+            count += 1;
+        }
+        for i in count.saturating_sub(AHEAD)..count {
+            answer(frozen.table.contains(ring[i % AHEAD]));
+        }
+    }
+
+    /// Distinct items held.
+    pub fn card(&self) -> u64 {
+        match &self.state {
+            State::Building(set) => set.len(),
+            State::Frozen(frozen) => frozen.items,
+        }
+    }
+
+    /// Bytes reported (BF.INFO Size, MEMORY USAGE).
+    pub fn reported_bytes(&self) -> u64 {
+        FILTER_OVERHEAD
+            + match &self.state {
+                State::Building(set) => set.bytes(),
+                State::Frozen(frozen) => frozen.table.slots.len() as u64,
+            }
+    }
+
+    /// Hands every heap block to `hashes` or `slots` to move (active defragmentation). A
+    /// builder being frozen stays where it is: the freeze reads it.
+    pub fn relocate(
+        &mut self,
+        mut hashes: impl FnMut(&mut Vec<u64>),
+        slots: impl FnOnce(&mut Vec<u8>),
+    ) {
+        match &mut self.state {
+            State::Building(set) => {
+                if let Some(set) = Arc::get_mut(set) {
+                    set.relocate(&mut hashes);
+                }
+            }
+            State::Frozen(frozen) => slots(&mut frozen.table.slots),
+        }
+    }
+
+    /// A freeze of this builder, unless it is frozen or being frozen already.
+    pub fn freeze_job(&self) -> Option<FreezeJob> {
+        match &self.state {
+            State::Building(set) if Arc::strong_count(set) == 1 => Some(FreezeJob {
+                set: Arc::clone(set),
+                width: self.width(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Takes the frozen filter a job built, if this is still the builder the job started
+    /// from (same shared set): O(1), the builder's hashes are freed when the job is dropped.
+    pub fn adopt(&mut self, job: &FreezeJob, frozen: Frozen) -> bool {
+        let ours = matches!(&self.state, State::Building(set) if Arc::ptr_eq(set, &job.set));
+        if ours {
+            self.state = State::Frozen(frozen);
+        }
+        ours
+    }
+}
+
+/// The set's limit is the filter's: its own bytes plus the filter's overhead.
+struct FilterBudget<'a, B: Budget>(&'a B);
+
+impl<B: Budget> Budget for FilterBudget<'_, B> {
+    fn limit(&self, current: u64) -> u64 {
+        self.0
+            .limit(current + FILTER_OVERHEAD)
+            .saturating_sub(FILTER_OVERHEAD)
+    }
+}
