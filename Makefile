@@ -4,9 +4,10 @@
 CARGO ?= cargo
 PORT ?= 6379
 # Which servers `make test` runs the integration suite on: redis (Redis 7.0), valkey (Valkey 8.0),
-# redis8 (Redis 8.0.x), valkey81 (Valkey 8.1.x), several separated by commas, or empty for all
-# four. install-deps reads it too: redis8 and valkey81 are built from Debian 13's source
-# packages into ~/.cache/bloomrs/servers once, then reused.
+# redis8 (Redis 8.0.x), valkey81 (Valkey 8.1.x), valkey9 (Valkey 9.1.x), several separated by
+# commas, or empty for all five. install-deps reads it too: redis8 and valkey81 are built from
+# Debian 13's source packages, valkey9 from Debian 14's, into ~/.cache/bloomrs/servers once,
+# then reused.
 SERVER ?=
 export SERVER
 # `make install`: the module goes to $(DESTDIR)$(PREFIX)/lib/redis/modules/bloomrs.so, with a
@@ -28,7 +29,7 @@ run: build
 	PORT=$(PORT) scripts/run.sh
 
 # Unit tests of the pure core, then the integration tests with the freshly built module against
-# each server: Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1, one summary line each.
+# each server: Redis 7.0, Valkey 8.0, Redis 8.0, Valkey 8.1 and Valkey 9.1, one summary line each.
 # SERVER=redis8 (etc.) runs the integration suite on one of them; two suites run at a time
 # (SUITES_AT_ONCE=1 runs them one after the other). Where dpkg-deb is present,
 # the package test follows.

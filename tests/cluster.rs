@@ -8,61 +8,6 @@ pub mod common;
 
 use common::*;
 use std::collections::HashMap;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// Follows MOVED and ASK redirections.
-struct ClusterClient {
-    nodes: HashMap<u16, Client>,
-    default: u16,
-}
-
-impl ClusterClient {
-    fn node(&mut self, port: u16) -> &mut Client {
-        self.nodes
-            .entry(port)
-            .or_insert_with(|| Client::connect(port))
-    }
-
-    fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
-        let mut port = self.default;
-        for _ in 0..5 {
-            let reply = self.node(port).call(args);
-            let Error(text) = &reply else { return reply };
-            let mut words = text.split(' ');
-            match (words.next(), words.nth(1)) {
-                (Some("MOVED"), Some(address)) => {
-                    port = address.rsplit(':').next().unwrap().parse().unwrap()
-                }
-                (Some("ASK"), Some(address)) => {
-                    let target = address.rsplit(':').next().unwrap().parse().unwrap();
-                    self.node(target).call(&["ASKING"]);
-                    return self.node(target).call(args);
-                }
-                _ => return reply,
-            }
-        }
-        panic!("too many redirections");
-    }
-}
-
-fn node_id(c: &mut Client) -> String {
-    call!(c, "CLUSTER", "MYID").text()
-}
-
-fn wait_cluster_ok(nodes: &[Server]) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for node in nodes {
-        let mut c = node.client();
-        while !call!(c, "CLUSTER", "INFO")
-            .text()
-            .contains("cluster_state:ok")
-        {
-            assert!(Instant::now() < deadline, "cluster did not become ok");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
 
 /// The commands of the workload: every BF./CF. command on 40 users' keys.
 fn workload() -> Vec<Vec<String>> {
@@ -127,43 +72,18 @@ fn state(call: &mut dyn FnMut(&[String]) -> Reply) -> Vec<Reply> {
     out
 }
 
-/// Three primaries on loopback holding all 16384 slots, once every node reports the cluster ok.
-fn start_cluster() -> Vec<Server> {
-    let config = [
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        "nodes.conf",
-        "--cluster-node-timeout",
-        "5000",
-    ];
-    let nodes: Vec<Server> = (0..3).map(|_| Server::build(&[], &config)).collect();
-    let addresses: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let status = Command::new(cli_binary())
-        .args(["--cluster", "create"])
-        .args(&addresses)
-        .args(["--cluster-yes"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    wait_cluster_ok(&nodes);
-    nodes
+/// Three primaries on loopback holding all 16384 slots.
+fn start_three() -> Vec<Server> {
+    start_cluster(3, 0, &[])
 }
 
 #[test]
 fn filters_in_a_three_node_cluster() {
-    let nodes = start_cluster();
+    let nodes = start_three();
 
     let standalone = Server::start();
     let mut single = standalone.client();
-    let mut cluster = ClusterClient {
-        nodes: HashMap::new(),
-        default: nodes[0].port,
-    };
+    let mut cluster = ClusterClient::new(nodes[0].port);
     for command in workload() {
         assert_eq!(cluster.call(&command), single.call(&command), "{command:?}");
     }
@@ -260,10 +180,7 @@ fn filters_in_a_three_node_cluster() {
         call!(s, "CLUSTER", "COUNTKEYSINSLOT", slot.as_str()),
         Int(0)
     );
-    let mut fresh = ClusterClient {
-        nodes: HashMap::new(),
-        default: source.port,
-    };
+    let mut fresh = ClusterClient::new(source.port);
     assert_eq!(state(&mut |args| fresh.call(args)), before);
     assert_eq!(fresh.call(&["BF.EXISTS", "{user7}:seen", "item29"]), Int(1));
     assert_eq!(fresh.call(&["CF.COUNT", "{user7}:cf", "item29"]), Int(1));
@@ -358,7 +275,7 @@ fn one_filter_split_over_the_cluster() {
     const PARTS: usize = 16;
     const ITEMS: usize = 1_000_000;
     const ERROR: f64 = 0.01;
-    let nodes = start_cluster();
+    let nodes = start_three();
     let mut c = nodes[0].client();
     // The test's CRC16 is the cluster's.
     for key in ["", "a", "item:1", "123456789", "seen:part"] {
