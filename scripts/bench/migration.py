@@ -104,10 +104,10 @@ def migrate_slot(source, target, slot, ids):
     return migrate_us
 
 
-def run(module, items, keys):
+def run(module, items, keys, binary="redis-server"):
     """Makes the filter over `keys`, moves every slot holding it, returns the figures."""
-    with RedisServer(module, config=CLUSTER) as source, \
-            RedisServer(module, config=CLUSTER) as target:
+    with RedisServer(module, config=CLUSTER, binary=binary) as source, \
+            RedisServer(module, config=CLUSTER, binary=binary) as target:
         make_cluster(source, target)
         # The lookups fill the source's SLOWLOG at threshold 0: log from 1 ms, which every
         # MIGRATE of these keys exceeds.
