@@ -15,7 +15,7 @@ export SERVER
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-repro install
+.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-test-debian14 package-repro install
 
 all: build
 
@@ -47,18 +47,24 @@ package: deps
 # Builds the package twice (same bytes), runs lintian, installs it with dpkg and starts the
 # packaged servers with their own configuration, removes it, and loads the tarball's module;
 # puts the machine back as it was (scripts/package/test.sh). Then, as root with debootstrap,
-# the same package in a Debian 13 root with Debian 13's own redis-server 8.0 and valkey-server 8.1.
+# the same package in a Debian 13 root with Debian 13's own redis-server 8.0 and valkey-server
+# 8.1, and in a Debian 14 root with its redis-server 8.0 and valkey-server 9.1.
 package-test: deps
 	CARGO="$(CARGO)" scripts/package/test.sh
 	@if [ "$$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null 2>&1; then \
-	CARGO="$(CARGO)" scripts/package/debian13.sh; \
-	else echo "not root or no debootstrap: the Debian 13 package test not run"; fi
+	CARGO="$(CARGO)" scripts/package/debian.sh 13 && CARGO="$(CARGO)" scripts/package/debian.sh 14; \
+	else echo "not root or no debootstrap: the Debian 13 and 14 package tests not run"; fi
 
 # The package in a Debian 13 root (made once with debootstrap, kept in ~/.cache/bloomrs/debian13):
 # installed, loaded by Debian 13's packaged redis-server 8.0 and valkey-server 8.1 started from
-# their installed configuration, removed cleanly (scripts/package/debian13.sh).
+# their installed configuration, removed cleanly (scripts/package/debian.sh).
 package-test-debian13: deps
-	CARGO="$(CARGO)" scripts/package/debian13.sh
+	CARGO="$(CARGO)" scripts/package/debian.sh 13
+
+# The same in a Debian 14 (forky, or sid) root, ~/.cache/bloomrs/debian14, with its packaged
+# redis-server 8.0 and valkey-server 9.1.
+package-test-debian14: deps
+	CARGO="$(CARGO)" scripts/package/debian.sh 14
 
 # Two cold builds of the current commit in fresh clones at different paths: the same bytes.
 package-repro: deps

@@ -96,25 +96,7 @@ fn filters_in_a_three_node_cluster() {
 
     // Move the slot of user7's filters to another node with MIGRATE.
     let slot = call!(nodes[0].client(), "CLUSTER", "KEYSLOT", "{user7}:seen").int();
-    let owner_port = match cluster.call(&["CLUSTER", "NODES"]) {
-        Bulk(text) => String::from_utf8(text).unwrap().lines().find_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let owns = fields[8..].iter().any(|range| {
-                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-                (lo.parse::<i64>().unwrap()..=hi.parse::<i64>().unwrap()).contains(&slot)
-            });
-            owns.then(|| {
-                fields[1]
-                    .split(['@', ':'])
-                    .nth(1)
-                    .unwrap()
-                    .parse::<u16>()
-                    .unwrap()
-            })
-        }),
-        other => panic!("{other:?}"),
-    }
-    .unwrap();
+    let owner_port = slot_owner(&mut nodes[0].client(), slot);
     let source = nodes.iter().find(|n| n.port == owner_port).unwrap();
     let target = nodes.iter().find(|n| n.port != owner_port).unwrap();
     let (mut s, mut t) = (source.client(), target.client());
@@ -221,20 +203,6 @@ fn part_key(name: &str, part: usize, parts: usize) -> String {
     format!("{name}:{{{tag}}}")
 }
 
-/// The port of the node owning `slot` (CLUSTER SLOTS).
-fn owner(c: &mut Client, slot: i64) -> u16 {
-    call!(c, "CLUSTER", "SLOTS")
-        .array()
-        .iter()
-        .find_map(|range| {
-            let range = range.array();
-            (range[0].int()..=range[1].int())
-                .contains(&slot)
-                .then(|| range[2].array()[1].int() as u16)
-        })
-        .unwrap()
-}
-
 /// `command key item...` for every item, with the items grouped by their part's key in
 /// batches of a thousand, pipelined to the key's node; how many replies are 1.
 fn split_command(
@@ -287,7 +255,7 @@ fn one_filter_split_over_the_cluster() {
             let key = part_key("seen", part, PARTS);
             let slot = call!(c, "CLUSTER", "KEYSLOT", key.as_str()).int();
             assert_eq!(slot as usize * PARTS / SLOTS, part, "{key}");
-            let port = owner(&mut c, slot);
+            let port = slot_owner(&mut c, slot);
             (key, port)
         })
         .collect();

@@ -478,7 +478,7 @@ fn every_kind_moves_with_migrateslots() {
     let (primaries, replicas) = nodes.split_at(3);
     let mut any = primaries[0].client();
     let slot = call!(any, "CLUSTER", "KEYSLOT", key("chain")).int();
-    let owner = owner_port(&mut any, slot);
+    let owner = slot_owner(&mut any, slot);
     let source = primaries.iter().find(|n| n.port == owner).unwrap();
     let target = primaries.iter().find(|n| n.port != source.port).unwrap();
     let replica_of = |primary: &Server| {
@@ -566,7 +566,7 @@ fn every_kind_moves_with_migrateslots() {
         all_writes.extend(writes);
         wait_count(&mut t, slot, 0);
         wait_count(&mut tr, slot, 0);
-        assert_eq!(owner_port(&mut s, slot), source.port);
+        assert_eq!(slot_owner(&mut s, slot), source.port);
         // The source is whole: the keys without writes as before, the others as the mirror.
         let now = dumps(&mut s, &keys);
         assert_eq!(now, expected(&slot_keys, &mut s, &mut mirror));
@@ -634,7 +634,7 @@ fn every_kind_moves_with_migrateslots() {
         .iter_mut()
     {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while owner_port(c, slot) != target.port {
+        while slot_owner(c, slot) != target.port {
             assert!(Instant::now() < deadline, "the slot did not move");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -667,18 +667,4 @@ fn every_kind_moves_with_migrateslots() {
         "{} writes in all, each present on the target",
         all_writes.len()
     );
-}
-
-/// The port of the node owning `slot`, as `c` sees it (CLUSTER SLOTS).
-fn owner_port(c: &mut Client, slot: i64) -> u16 {
-    call!(c, "CLUSTER", "SLOTS")
-        .array()
-        .iter()
-        .find_map(|range| {
-            let range = range.array();
-            (range[0].int()..=range[1].int())
-                .contains(&slot)
-                .then(|| range[2].array()[1].int() as u16)
-        })
-        .unwrap()
 }

@@ -28,26 +28,10 @@ import redis
 
 from bigvalues import fill_synthetic
 from machine import describe, write_result
-from migration import CLUSTER, make_cluster, node_id
+from migration import CLUSTER, make_cluster, node_id, record
 from migration import run as run_migrate
 from server import RedisServer, module_parser
 from split import part_keys, part_of
-
-
-def record(name, stop, out, step):
-    """Runs `step(i)` in a loop until `stop`; the wall times it took (ms)."""
-    worst, count, slow, i = 0.0, 0, [], 0
-    while not stop.is_set():
-        start = time.perf_counter()
-        step(i)
-        took = time.perf_counter() - start
-        worst = max(worst, took)
-        if took > 0.005:
-            slow.append(round(took * 1000, 2))
-        count += 1
-        i += 1
-    out.put((name, {"commands": count, "longest_ms": round(worst * 1000, 2),
-                    "over_5ms": len(slow), "slowest_ms": sorted(slow)[-5:]}))
 
 
 def routed(ports, keys):
@@ -75,7 +59,7 @@ def reader(ports, keys, stop, out):
         item = b"probe-%d" % i
         key = keys[part_of(item, len(keys))] if len(keys) > 1 else keys[0]
         call(key, "BF.EXISTS", key, item)
-    record("readers", stop, out, step)
+    out.put(("readers", record(stop, step)))
 
 
 def writer(ports, keys, stop, out):
@@ -86,12 +70,12 @@ def writer(ports, keys, stop, out):
         key = writes[i % len(writes)]
         if call(key, "BF.ADD", key, b"w-%d" % i) is None:
             raise RuntimeError("BF.ADD answered nothing")
-    record("writers", stop, out, step)
+    out.put(("writers", record(stop, step)))
 
 
 def pinger(port, stop, out):
     conn = redis.Redis(port=port, protocol=2)
-    record("target", stop, out, lambda i: conn.ping())
+    out.put(("target", record(stop, lambda i: conn.ping())))
 
 
 def migration_job(source):

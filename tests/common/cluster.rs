@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::client::{Client, Error};
+use super::client::{Client, Error, Reply};
 use super::server::{cli_binary, Server};
 
 /// Follows MOVED and ASK redirections, remembering where MOVED sent it; waits out TRYAGAIN
@@ -34,7 +34,7 @@ impl ClusterClient {
             .or_insert_with(|| Client::connect(port))
     }
 
-    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> super::client::Reply {
+    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
         let port_of =
             |address: &str| -> u16 { address.rsplit(':').next().unwrap().parse().unwrap() };
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -143,4 +143,18 @@ pub fn primary_of<'a>(node: &Server, nodes: &'a [Server]) -> &'a Server {
         .and_then(|port| port.trim().parse().ok())
         .expect("a replica");
     nodes.iter().find(|n| n.port == port).expect("its primary")
+}
+
+/// The port of the node owning `slot`, as the node `c` talks to sees it (`CLUSTER SLOTS`).
+pub fn slot_owner(c: &mut Client, slot: i64) -> u16 {
+    c.call(&["CLUSTER", "SLOTS"])
+        .array()
+        .iter()
+        .find_map(|range| {
+            let range = range.array();
+            (range[0].int()..=range[1].int())
+                .contains(&slot)
+                .then(|| range[2].array()[1].int() as u16)
+        })
+        .unwrap()
 }

@@ -88,6 +88,19 @@ pub fn rdb_version(client: &mut Client) -> [u8; 2] {
     [dump[at], dump[at + 1]]
 }
 
+/// Whether a server that writes RDB version `writes` reads files and DUMP payloads of version
+/// `version`. Redis and Valkey 8 read every version up to their own. Valkey 9 numbers its own
+/// versions from 80 and reads those up to its own and the ones up to 11 that Redis and Valkey
+/// 8 share; 12 to 79 are Redis's later ones, which it refuses (`rdb-version-check strict`, its
+/// default).
+pub fn reads_rdb_version(writes: u16, version: u16) -> bool {
+    if writes >= 80 {
+        version <= 11 || (80..=writes).contains(&version)
+    } else {
+        version <= writes
+    }
+}
+
 /// `payload` (a DUMP payload, e.g. one RedisBloom wrote on Redis 7.0) as this server's DUMP
 /// writes the same value: the body unchanged, the trailer's RDB version this server's, and the
 /// CRC64 recomputed.
