@@ -117,7 +117,14 @@ pub fn key_overhead(client: &mut Client, key: &str) -> i64 {
     client.call(&["SET", probe.as_str(), "1"]);
     let usage = client.call(&["MEMORY", "USAGE", probe.as_str()]).int();
     client.call(&["DEL", probe.as_str()]);
-    usage - 16
+    // The probe's value, the integer 1, is a 16-byte object of its own, except on Valkey 9,
+    // which keeps it in the key's object: there the probe's usage is all overhead.
+    let info = server_info(client);
+    if info.is_valkey() && info.at_least(9, 0) {
+        usage
+    } else {
+        usage - 16
+    }
 }
 
 /// `MEMORY USAGE` of `key` without the server's per-key overhead: the size the module's
