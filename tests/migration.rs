@@ -180,14 +180,14 @@ fn rdb_files_load_between_every_pair_that_reads_the_version() {
         drop(probe);
         if !reads_rdb_version(target_rdb, file_rdb) {
             let log = refused_rdb_log(&target, &rdb);
-            // Valkey 9's files start `VALKEY` where earlier ones start `REDIS`: a server that
-            // predates it does not get as far as the version.
-            let why = if file_rdb >= 80 {
-                "Wrong signature trying to load DB from file".to_string()
-            } else {
-                format!("Can't handle RDB format version {file_rdb}")
-            };
-            assert!(log.contains(&why), "{s} -> {target}: {log}");
+            // Valkey 9's files start `VALKEY` where earlier ones start `REDIS`: Redis does not
+            // get as far as the version (Valkey 8.1 does).
+            let version = format!("Can't handle RDB format version {file_rdb}");
+            let signature = file_rdb >= 80 && log.contains("Wrong signature trying to load DB");
+            assert!(
+                log.contains(&version) || signature,
+                "{s} -> {target}: {log}"
+            );
             println!(
                 "RDB {s} (version {file_rdb}) -> {target} (reads up to {target_rdb}): refused"
             );
