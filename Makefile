@@ -4,9 +4,10 @@
 CARGO ?= cargo
 PORT ?= 6379
 # Which servers `make test` runs the integration suite on: redis (Redis 7.0), valkey (Valkey 8.0),
-# redis8 (Redis 8.0.x), valkey81 (Valkey 8.1.x), several separated by commas, or empty for all
-# four. install-deps reads it too: redis8 and valkey81 are built from Debian 13's source
-# packages into ~/.cache/bloomrs/servers once, then reused.
+# redis8 (Redis 8.0.x), valkey81 (Valkey 8.1.x), valkey9 (Valkey 9.1.x), several separated by
+# commas, or empty for all five. install-deps reads it too: redis8 and valkey81 are built from
+# Debian 13's source packages, valkey9 from Debian 14's, into ~/.cache/bloomrs/servers once,
+# then reused.
 SERVER ?=
 export SERVER
 # `make install`: the module goes to $(DESTDIR)$(PREFIX)/lib/redis/modules/bloomrs.so, with a
@@ -14,7 +15,7 @@ export SERVER
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-repro install
+.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-test-debian14 package-repro install
 
 all: build
 
@@ -28,7 +29,7 @@ run: build
 	PORT=$(PORT) scripts/run.sh
 
 # Unit tests of the pure core, then the integration tests with the freshly built module against
-# each server: Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1, one summary line each.
+# each server: Redis 7.0, Valkey 8.0, Redis 8.0, Valkey 8.1 and Valkey 9.1, one summary line each.
 # SERVER=redis8 (etc.) runs the integration suite on one of them; two suites run at a time
 # (SUITES_AT_ONCE=1 runs them one after the other). Where dpkg-deb is present,
 # the package test follows.
@@ -46,18 +47,24 @@ package: deps
 # Builds the package twice (same bytes), runs lintian, installs it with dpkg and starts the
 # packaged servers with their own configuration, removes it, and loads the tarball's module;
 # puts the machine back as it was (scripts/package/test.sh). Then, as root with debootstrap,
-# the same package in a Debian 13 root with Debian 13's own redis-server 8.0 and valkey-server 8.1.
+# the same package in a Debian 13 root with Debian 13's own redis-server 8.0 and valkey-server
+# 8.1, and in a Debian 14 root with its redis-server 8.0 and valkey-server 9.1.
 package-test: deps
 	CARGO="$(CARGO)" scripts/package/test.sh
 	@if [ "$$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null 2>&1; then \
-	CARGO="$(CARGO)" scripts/package/debian13.sh; \
-	else echo "not root or no debootstrap: the Debian 13 package test not run"; fi
+	CARGO="$(CARGO)" scripts/package/debian.sh 13 && CARGO="$(CARGO)" scripts/package/debian.sh 14; \
+	else echo "not root or no debootstrap: the Debian 13 and 14 package tests not run"; fi
 
 # The package in a Debian 13 root (made once with debootstrap, kept in ~/.cache/bloomrs/debian13):
 # installed, loaded by Debian 13's packaged redis-server 8.0 and valkey-server 8.1 started from
-# their installed configuration, removed cleanly (scripts/package/debian13.sh).
+# their installed configuration, removed cleanly (scripts/package/debian.sh).
 package-test-debian13: deps
-	CARGO="$(CARGO)" scripts/package/debian13.sh
+	CARGO="$(CARGO)" scripts/package/debian.sh 13
+
+# The same in a Debian 14 (forky, or sid) root, ~/.cache/bloomrs/debian14, with its packaged
+# redis-server 8.0 and valkey-server 9.1.
+package-test-debian14: deps
+	CARGO="$(CARGO)" scripts/package/debian.sh 14
 
 # Two cold builds of the current commit in fresh clones at different paths: the same bytes.
 package-repro: deps

@@ -11,19 +11,20 @@
 #   valkey-server the second server of the integration suite: Valkey 8 or newer. Debian 12 has
 #                 it in its bookworm-backports suite, which this script adds when needed by
 #                 reusing the system's own Debian source entry.
-#   redis8, valkey81
-#                 Debian 13's Redis 8.0 and Valkey 8.1, the third and fourth servers of the
-#                 integration suite. Their packaged binaries need a newer glibc than Debian 12
-#                 has, so this script builds them from Debian 13's source packages into a cache
-#                 outside the checkout (see "Debian 13's servers" below); a build counts only
-#                 if its binary's --version names the right server and series.
+#   redis8, valkey81, valkey9
+#                 Debian 13's Redis 8.0 and Valkey 8.1, and Debian 14's Valkey 9.1, the third to
+#                 fifth servers of the integration suite. Their packaged binaries need a newer
+#                 glibc than Debian 12 has, so this script builds them from Debian's source
+#                 packages into a cache outside the checkout (see "Debian's newer servers"
+#                 below); a build counts only if its binary's --version names the right server
+#                 and series.
 #   build-tools   what building those needs: make, a C compiler, pkg-config (Debian:
 #                 build-essential, pkg-config).
 #   dpkg-deb, dpkg-shlibdeps, lintian
 #                 what `make package` and the package test run (on Debian/Ubuntu only, where
 #                 dpkg exists): dpkg-deb builds the package, dpkg-shlibdeps names its library
 #                 dependencies (Debian: dpkg-dev), lintian checks it.
-#   debootstrap   makes the Debian 13 root the Debian 13 package test installs the package in.
+#   debootstrap   makes the Debian 13 and 14 roots the package tests install the package in.
 #
 # Usage:
 #   scripts/install-deps.sh                 detect, install what is missing (root or sudo)
@@ -31,9 +32,10 @@
 #   scripts/install-deps.sh --probe NAME    detect one dependency; prints "present: ..." or
 #                                           "missing: <why>" and exits 0 or 1
 #   scripts/install-deps.sh --server NAME   prints the server binary of SERVER value NAME
-#                                           (redis, valkey, redis8, valkey81); exits 1 if absent
-# SERVER=redis, valkey, redis8 or valkey81 (or several, separated by spaces or commas) limits
-# the servers to the ones the tests will use; empty or "all" means all four.
+#                                           (redis, valkey, redis8, valkey81, valkey9);
+#                                           exits 1 if absent
+# SERVER=redis, valkey, redis8, valkey81 or valkey9 (or several, separated by spaces or commas)
+# limits the servers to the ones the tests will use; empty or "all" means all five.
 # BLOOMRS_SERVER_CACHE=DIR puts the built servers there instead of the default cache.
 # DEPS_ROOT=DIR makes the library probe look under DIR instead of / and skips the package
 # manager (the detection test uses it).
@@ -160,7 +162,7 @@ probe() {
         redis-cli) probe_binary redis-cli "redis-cli" 7 && probe_binary redis-benchmark "redis-benchmark" 7 ;;
         valkey-server) probe_binary valkey-server "Valkey server" 8 ;;
         valkey-cli) probe_binary valkey-cli "valkey-cli" 8 ;;
-        redis8 | valkey81) probe_built "$1" ;;
+        redis8 | valkey81 | valkey9) probe_built "$1" ;;
         build-tools) probe_build_tools ;;
         cargo) probe_binary cargo "cargo" 1 ;;
         dpkg-deb) probe_binary dpkg-deb "Debian 'dpkg-deb'" 1 ;;
@@ -190,23 +192,27 @@ package_of() {
     esac
 }
 
-# --- Debian 13's servers, built from source -------------------------------------------------
+# --- Debian's newer servers, built from source ---------------------------------------------
 
-# Debian 13 (trixie) ships Redis 8.0 and Valkey 8.1, whose binaries need a newer glibc than
-# Debian 12 has. They are built here from Debian 13's own source packages (the upstream tarball
-# inside, with the upstream make) into a cache outside the checkout that later runs reuse:
-# $BLOOMRS_SERVER_CACHE, by default ${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/servers, one
-# directory per server and version (redis-8.0.2/bin/redis-server, valkey-8.1.1/bin/valkey-server).
+# Debian 13 (trixie) ships Redis 8.0 and Valkey 8.1, Debian 14 (forky, and sid) Valkey 9.1; their
+# binaries need a newer glibc than Debian 12 has. They are built here from Debian's own source
+# packages (the upstream tarball inside, with the upstream make) into a cache outside the
+# checkout that later runs reuse: $BLOOMRS_SERVER_CACHE, by default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/servers, one directory per server and version
+# (redis-8.0.2/bin/redis-server, valkey-9.1.2/bin/valkey-server).
 server_cache() {
     echo "${BLOOMRS_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/servers}"
 }
 
 # What each built server is: source package, binary, the product and the major.minor its
-# --version must say.
-built_source() { case "$1" in redis8) echo redis ;; valkey81) echo valkey ;; esac; }
-built_binary() { case "$1" in redis8) echo redis-server ;; valkey81) echo valkey-server ;; esac; }
-built_product() { case "$1" in redis8) echo "Redis server" ;; valkey81) echo "Valkey server" ;; esac; }
-built_series() { case "$1" in redis8) echo 8.0 ;; valkey81) echo 8.1 ;; esac; }
+# --version must say, and the Debian suites whose source package has it (the first that has
+# the tarball is used: forky is Debian 14 while it is testing, sid always has it).
+built_source() { case "$1" in redis8) echo redis ;; valkey81 | valkey9) echo valkey ;; esac; }
+built_binary() { case "$1" in redis8) echo redis-server ;; valkey81 | valkey9) echo valkey-server ;; esac; }
+built_product() { case "$1" in redis8) echo "Redis server" ;; valkey81 | valkey9) echo "Valkey server" ;; esac; }
+built_series() { case "$1" in redis8) echo 8.0 ;; valkey81) echo 8.1 ;; valkey9) echo 9.1 ;; esac; }
+built_suites() { case "$1" in redis8 | valkey81) echo trixie ;; valkey9) echo forky sid ;; esac; }
+built_release() { case "$1" in redis8 | valkey81) echo "Debian 13" ;; valkey9) echo "Debian 14" ;; esac; }
 
 # probe_built NAME: the newest cached build of NAME whose binary says it is the right product
 # and series. Prints "present: PATH VERSION".
@@ -227,7 +233,7 @@ probe_built() {
     done
     shopt -u nullglob
     if [ -z "$found" ]; then
-        echo "missing: no $product $series.x built in $(server_cache) (scripts/install-deps.sh builds it from Debian 13's source package)"
+        echo "missing: no $product $series.x built in $(server_cache) (scripts/install-deps.sh builds it from $(built_release "$name")'s source package)"
         return 1
     fi
     echo "present: $found"
@@ -258,19 +264,19 @@ probe_build_tools() {
     echo "present: make, cc, pkg-config"
 }
 
-# The binary of a SERVER value: redis, valkey, redis8, valkey81.
+# The binary of a SERVER value: redis, valkey, redis8, valkey81, valkey9.
 server_path() {
     local why
     case "$1" in
         redis) command -v redis-server ;;
         valkey) command -v valkey-server ;;
-        redis8 | valkey81)
+        redis8 | valkey81 | valkey9)
             why="$(probe_built "$1")" || return 1
             why="${why#present: }"
             echo "${why% *}"
             ;;
         *)
-            echo "unknown server: $1 (redis, valkey, redis8, valkey81)" >&2
+            echo "unknown server: $1 (redis, valkey, redis8, valkey81, valkey9)" >&2
             return 2
             ;;
     esac
@@ -287,12 +293,13 @@ debian_signed_by() {
     awk '/^Signed-By:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null
 }
 
-# trixie_apt STATE ARGS...: apt-get on a private sources file for trixie's sources and private
-# state and cache directories under STATE, so the system's own apt state is untouched.
-trixie_apt() {
+# debian_apt STATE ARGS...: apt-get on the private sources file STATE/debian.sources (deb822: the
+# name must end in .sources) and private state
+# and cache directories under STATE, so the system's own apt state is untouched.
+debian_apt() {
     local state="$1"
     shift
-    apt-get -q -o Dir::Etc::sourcelist="$state/trixie.sources" -o Dir::Etc::sourceparts=/nonexistent \
+    apt-get -q -o Dir::Etc::sourcelist="$state/debian.sources" -o Dir::Etc::sourceparts=/nonexistent \
         -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state/cache" \
         -o Dir::State::status="$state/status" -o Debug::NoLocking=1 "$@"
 }
@@ -307,45 +314,63 @@ build_locked() {
     ) 9>"$(server_cache)/.lock"
 }
 
-# build_server NAME: downloads Debian 13's source package of NAME, builds its upstream tree with
-# the upstream make (vendored jemalloc, Lua and hiredis; no TLS, no systemd) and installs it
-# into the cache. Takes about 5 minutes per server on 2 cores.
-build_server() {
-    local name="$1" source binary uri signed work tarball version prefix
+# fetch_source NAME WORK: downloads into WORK/src the upstream tarball of NAME's source package
+# from the first of its Debian suites whose version is NAME's series, through a private sources
+# file (the URIs and Signed-By of the system's own Debian entry: no host is written here).
+# Prints the tarball's path.
+fetch_source() {
+    local name="$1" work="$2" source series uri signed suite tarball version
     source="$(built_source "$name")"
-    binary="$(built_binary "$name")"
+    series="$(built_series "$name")"
     if ! uri="$(debian_uri)" || [ -z "$uri" ]; then
-        echo "error: no Debian URIs in /etc/apt/sources.list.d/debian.sources to fetch trixie's $source source from" >&2
+        echo "error: no Debian URIs in /etc/apt/sources.list.d/debian.sources to fetch the $source source from" >&2
         return 1
     fi
     signed="$(debian_signed_by)"
+    for suite in $(built_suites "$name"); do
+        rm -rf "$work/state" "$work/src"
+        mkdir -p "$work/state/lists/partial" "$work/state/cache/archives/partial" "$work/src"
+        : >"$work/state/status"
+        {
+            echo "Types: deb-src"
+            echo "URIs: $uri"
+            echo "Suites: $suite"
+            echo "Components: main"
+            if [ -n "$signed" ]; then echo "Signed-By: $signed"; fi
+        } >"$work/state/debian.sources"
+        if ! debian_apt "$work/state" update >>"$work/apt.log" 2>&1; then
+            echo "apt-get update of $suite's sources failed" >>"$work/apt.log"
+            continue
+        fi
+        # The .orig tarball is what matters; a missing .dsc on the mirror is not fatal.
+        (cd "$work/src" && debian_apt "$work/state" source --download-only "$source") >>"$work/apt.log" 2>&1 || true
+        tarball="$(ls "$work/src/${source}_"*.orig.tar.* 2>/dev/null | head -n 1 || true)"
+        version="$(basename "${tarball:-none}")"
+        version="${version#"${source}_"}"
+        if [ -n "$tarball" ] && [[ "$version" == "$series".* ]]; then
+            echo "$tarball"
+            return 0
+        fi
+        echo "$suite has no $source $series.x source tarball (${tarball:+it has $version})" >>"$work/apt.log"
+    done
+    cat "$work/apt.log" >&2
+    echo "error: no $source $series.x source tarball in $(built_suites "$name")" >&2
+    return 1
+}
+
+# build_server NAME: downloads Debian's source package of NAME, builds its upstream tree with the
+# upstream make (vendored jemalloc, Lua and hiredis; no TLS, no systemd) and installs it into
+# the cache. Takes about 5 minutes per server on 2 cores.
+build_server() {
+    local name="$1" source binary work tarball version prefix
+    source="$(built_source "$name")"
+    binary="$(built_binary "$name")"
     mkdir -p "$(server_cache)"
     # What a failed build left for its log.
-    rm -rf "$(server_cache)/.build-$source".*
-    work="$(mktemp -d "$(server_cache)/.build-$source.XXXXXX")"
-    mkdir -p "$work/state/lists/partial" "$work/state/cache/archives/partial" "$work/src"
-    : >"$work/state/status"
-    {
-        echo "Types: deb-src"
-        echo "URIs: $uri"
-        echo "Suites: trixie"
-        echo "Components: main"
-        if [ -n "$signed" ]; then echo "Signed-By: $signed"; fi
-    } >"$work/state/trixie.sources"
-    echo "building $source from Debian 13's source package into $(server_cache) (about 5 minutes)"
-    trixie_apt "$work/state" update >"$work/apt.log" 2>&1 || {
-        cat "$work/apt.log" >&2
-        echo "error: apt-get update of trixie's sources failed" >&2
-        return 1
-    }
-    # The .orig tarball is what matters; a missing .dsc on the mirror is not fatal.
-    (cd "$work/src" && trixie_apt "$work/state" source --download-only "$source") >>"$work/apt.log" 2>&1 || true
-    tarball="$(ls "$work/src/${source}_"*.orig.tar.* 2>/dev/null | head -n 1 || true)"
-    if [ -z "$tarball" ]; then
-        cat "$work/apt.log" >&2
-        echo "error: trixie's $source source tarball did not download" >&2
-        return 1
-    fi
+    rm -rf "$(server_cache)/.build-$name".*
+    work="$(mktemp -d "$(server_cache)/.build-$name.XXXXXX")"
+    echo "building $source $(built_series "$name") from $(built_release "$name")'s source package into $(server_cache) (about 5 minutes)"
+    tarball="$(fetch_source "$name" "$work")" || return 1
     version="$(basename "$tarball")"
     version="${version#"${source}_"}"
     version="${version%%.orig.tar.*}"
@@ -404,11 +429,11 @@ main() {
         return
     fi
     if [ "${1:-}" = "--server" ]; then
-        server_path "${2:?--server needs redis, valkey, redis8 or valkey81}"
+        server_path "${2:?--server needs redis, valkey, redis8, valkey81 or valkey9}"
         return
     fi
     if [ "${1:-}" = "--build" ]; then
-        build_locked "${2:?--build needs redis8 or valkey81}"
+        build_locked "${2:?--build needs redis8, valkey81 or valkey9}"
         return
     fi
     local check_only=0
@@ -429,9 +454,10 @@ main() {
             valkey) deps+=(valkey-server) ;;
             redis8) built+=(redis8) ;;
             valkey81) built+=(valkey81) ;;
+            valkey9) built+=(valkey9) ;;
             *)
                 deps+=(redis-server valkey-server)
-                built+=(redis8 valkey81)
+                built+=(redis8 valkey81 valkey9)
                 ;;
         esac
     done

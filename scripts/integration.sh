@@ -3,22 +3,23 @@
 # server with its version, result and duration. Exits non-zero if any pass failed or a server
 # is missing. Extra arguments go to the test binaries (after `--`).
 #
-# SERVER picks the servers (default: all four):
+# SERVER picks the servers (default: all five):
 #   redis     Redis 7.0, `redis-server` on PATH (Debian 12's package)
 #   valkey    Valkey 8.0, `valkey-server` on PATH (Debian 12's bookworm-backports package)
 #   redis8    Redis 8.0.x built from Debian 13's source package (scripts/install-deps.sh)
 #   valkey81  Valkey 8.1.x built from Debian 13's source package (scripts/install-deps.sh)
-# Several may be given, separated by spaces or commas: SERVER="redis8 valkey81".
+#   valkey9   Valkey 9.1.x built from Debian 14's source package (scripts/install-deps.sh)
+# Several may be given, separated by spaces or commas: SERVER="redis8 valkey9".
 #
 # SUITES_AT_ONCE (default 2) passes run at the same time, each printed whole when it ends.
 #
-# Every pass also gets BLOOMRS_SERVERS, the binaries of all four that are present, for the tests
+# Every pass also gets BLOOMRS_SERVERS, the binaries of all five that are present, for the tests
 # that move filters between servers.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
 cargo="${CARGO:-cargo}"
-all=(redis valkey redis8 valkey81)
+all=(redis valkey redis8 valkey81 valkey9)
 wanted="${SERVER:-}"
 if [ -z "$wanted" ] || [ "$wanted" = all ]; then
     names=("${all[@]}")
@@ -27,9 +28,9 @@ else
 fi
 for name in "${names[@]}"; do
     case "$name" in
-        redis | valkey | redis8 | valkey81) ;;
+        redis | valkey | redis8 | valkey81 | valkey9) ;;
         *)
-            echo "SERVER must be redis, valkey, redis8, valkey81 or empty (all four), not '$name'" >&2
+            echo "SERVER must be redis, valkey, redis8, valkey81, valkey9 or empty (all five), not '$name'" >&2
             exit 2
             ;;
     esac

@@ -683,7 +683,8 @@ fn chaos() {
                 ok()
             );
         }
-        if batches == 4 {
+        // Valkey 9 has no such setting any more.
+        if batches == 4 && call!(c, "CONFIG", "GET", "sanitize-dump-payload") != Array(vec![]) {
             assert_eq!(
                 call!(c, "CONFIG", "SET", "sanitize-dump-payload", "yes"),
                 ok()

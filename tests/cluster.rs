@@ -8,61 +8,6 @@ pub mod common;
 
 use common::*;
 use std::collections::HashMap;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// Follows MOVED and ASK redirections.
-struct ClusterClient {
-    nodes: HashMap<u16, Client>,
-    default: u16,
-}
-
-impl ClusterClient {
-    fn node(&mut self, port: u16) -> &mut Client {
-        self.nodes
-            .entry(port)
-            .or_insert_with(|| Client::connect(port))
-    }
-
-    fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
-        let mut port = self.default;
-        for _ in 0..5 {
-            let reply = self.node(port).call(args);
-            let Error(text) = &reply else { return reply };
-            let mut words = text.split(' ');
-            match (words.next(), words.nth(1)) {
-                (Some("MOVED"), Some(address)) => {
-                    port = address.rsplit(':').next().unwrap().parse().unwrap()
-                }
-                (Some("ASK"), Some(address)) => {
-                    let target = address.rsplit(':').next().unwrap().parse().unwrap();
-                    self.node(target).call(&["ASKING"]);
-                    return self.node(target).call(args);
-                }
-                _ => return reply,
-            }
-        }
-        panic!("too many redirections");
-    }
-}
-
-fn node_id(c: &mut Client) -> String {
-    call!(c, "CLUSTER", "MYID").text()
-}
-
-fn wait_cluster_ok(nodes: &[Server]) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for node in nodes {
-        let mut c = node.client();
-        while !call!(c, "CLUSTER", "INFO")
-            .text()
-            .contains("cluster_state:ok")
-        {
-            assert!(Instant::now() < deadline, "cluster did not become ok");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
 
 /// The commands of the workload: every BF./CF. command on 40 users' keys.
 fn workload() -> Vec<Vec<String>> {
@@ -127,43 +72,18 @@ fn state(call: &mut dyn FnMut(&[String]) -> Reply) -> Vec<Reply> {
     out
 }
 
-/// Three primaries on loopback holding all 16384 slots, once every node reports the cluster ok.
-fn start_cluster() -> Vec<Server> {
-    let config = [
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        "nodes.conf",
-        "--cluster-node-timeout",
-        "5000",
-    ];
-    let nodes: Vec<Server> = (0..3).map(|_| Server::build(&[], &config)).collect();
-    let addresses: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let status = Command::new(cli_binary())
-        .args(["--cluster", "create"])
-        .args(&addresses)
-        .args(["--cluster-yes"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    wait_cluster_ok(&nodes);
-    nodes
+/// Three primaries on loopback holding all 16384 slots.
+fn start_three() -> Vec<Server> {
+    start_cluster(3, 0, &[])
 }
 
 #[test]
 fn filters_in_a_three_node_cluster() {
-    let nodes = start_cluster();
+    let nodes = start_three();
 
     let standalone = Server::start();
     let mut single = standalone.client();
-    let mut cluster = ClusterClient {
-        nodes: HashMap::new(),
-        default: nodes[0].port,
-    };
+    let mut cluster = ClusterClient::new(nodes[0].port);
     for command in workload() {
         assert_eq!(cluster.call(&command), single.call(&command), "{command:?}");
     }
@@ -176,25 +96,7 @@ fn filters_in_a_three_node_cluster() {
 
     // Move the slot of user7's filters to another node with MIGRATE.
     let slot = call!(nodes[0].client(), "CLUSTER", "KEYSLOT", "{user7}:seen").int();
-    let owner_port = match cluster.call(&["CLUSTER", "NODES"]) {
-        Bulk(text) => String::from_utf8(text).unwrap().lines().find_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let owns = fields[8..].iter().any(|range| {
-                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-                (lo.parse::<i64>().unwrap()..=hi.parse::<i64>().unwrap()).contains(&slot)
-            });
-            owns.then(|| {
-                fields[1]
-                    .split(['@', ':'])
-                    .nth(1)
-                    .unwrap()
-                    .parse::<u16>()
-                    .unwrap()
-            })
-        }),
-        other => panic!("{other:?}"),
-    }
-    .unwrap();
+    let owner_port = slot_owner(&mut nodes[0].client(), slot);
     let source = nodes.iter().find(|n| n.port == owner_port).unwrap();
     let target = nodes.iter().find(|n| n.port != owner_port).unwrap();
     let (mut s, mut t) = (source.client(), target.client());
@@ -260,10 +162,7 @@ fn filters_in_a_three_node_cluster() {
         call!(s, "CLUSTER", "COUNTKEYSINSLOT", slot.as_str()),
         Int(0)
     );
-    let mut fresh = ClusterClient {
-        nodes: HashMap::new(),
-        default: source.port,
-    };
+    let mut fresh = ClusterClient::new(source.port);
     assert_eq!(state(&mut |args| fresh.call(args)), before);
     assert_eq!(fresh.call(&["BF.EXISTS", "{user7}:seen", "item29"]), Int(1));
     assert_eq!(fresh.call(&["CF.COUNT", "{user7}:cf", "item29"]), Int(1));
@@ -302,20 +201,6 @@ fn part_key(name: &str, part: usize, parts: usize) -> String {
         .find(|tag| part_of(tag.as_bytes(), parts) == part)
         .unwrap();
     format!("{name}:{{{tag}}}")
-}
-
-/// The port of the node owning `slot` (CLUSTER SLOTS).
-fn owner(c: &mut Client, slot: i64) -> u16 {
-    call!(c, "CLUSTER", "SLOTS")
-        .array()
-        .iter()
-        .find_map(|range| {
-            let range = range.array();
-            (range[0].int()..=range[1].int())
-                .contains(&slot)
-                .then(|| range[2].array()[1].int() as u16)
-        })
-        .unwrap()
 }
 
 /// `command key item...` for every item, with the items grouped by their part's key in
@@ -358,7 +243,7 @@ fn one_filter_split_over_the_cluster() {
     const PARTS: usize = 16;
     const ITEMS: usize = 1_000_000;
     const ERROR: f64 = 0.01;
-    let nodes = start_cluster();
+    let nodes = start_three();
     let mut c = nodes[0].client();
     // The test's CRC16 is the cluster's.
     for key in ["", "a", "item:1", "123456789", "seen:part"] {
@@ -370,7 +255,7 @@ fn one_filter_split_over_the_cluster() {
             let key = part_key("seen", part, PARTS);
             let slot = call!(c, "CLUSTER", "KEYSLOT", key.as_str()).int();
             assert_eq!(slot as usize * PARTS / SLOTS, part, "{key}");
-            let port = owner(&mut c, slot);
+            let port = slot_owner(&mut c, slot);
             (key, port)
         })
         .collect();

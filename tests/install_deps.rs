@@ -230,4 +230,19 @@ fn a_built_server_counts_by_what_its_binary_says() {
     assert!(!found, "{text}");
     let (found, _) = run_with_cache(&cache, &["--server", "valkey81"]);
     assert!(!found);
+    // Valkey 8.1 and 9.1 come from the same source package into the same cache: each name
+    // takes only its own series.
+    let valkey9 = cache.join("valkey-9.1.2/bin/valkey-server");
+    fake_server(&valkey9, "Valkey server v=9.1.2 sha=0");
+    let (found, text) = run_with_cache(&cache, &["--probe", "valkey9"]);
+    assert!(found, "{text}");
+    assert_eq!(text, format!("present: {} 9.1.2\n", valkey9.display()));
+    let (found, text) = run_with_cache(&cache, &["--probe", "valkey81"]);
+    assert!(!found, "{text}");
+    assert!(
+        text.contains("Valkey server 8.1.x") && text.contains("Debian 13"),
+        "{text}"
+    );
+    let (found, text) = run_with_cache(&cache, &["--probe", "valkey-9"]);
+    assert!(!found, "{text}");
 }

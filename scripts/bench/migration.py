@@ -50,16 +50,31 @@ def make_cluster(source, target):
     raise RuntimeError("the two nodes did not form a cluster")
 
 
+def record(stop, step, count="commands"):
+    """Runs `step(i)` in a loop until `stop`; how many, the longest and the slowest wall times."""
+    worst, done, slow, i = 0.0, 0, [], 0
+    while not stop.is_set():
+        start = time.perf_counter()
+        step(i)
+        took = time.perf_counter() - start
+        worst = max(worst, took)
+        if took > 0.005:
+            slow.append(round(took * 1000, 2))
+        done += 1
+        i += 1
+    return {count: done, "longest_ms": round(worst * 1000, 2),
+            "over_5ms": len(slow), "slowest_ms": sorted(slow)[-10:]}
+
+
 def looker(ports, keys, stop, out):
     """BF.EXISTS in a loop over the keys' items, following MOVED/ASK; wall times (s)."""
     conns = {port: redis.Redis(port=port, protocol=2) for port in ports}
     owner = {key: ports[0] for key in keys}
     parts = len(keys)
-    worst, count, slow, i = 0.0, 0, [], 0
-    while not stop.is_set():
+
+    def step(i):
         item = b"probe-%d" % i
         key = keys[part_of(item, parts)] if parts > 1 else keys[0]
-        start = time.perf_counter()
         port, asking = owner[key], False
         for _ in range(5):
             try:
@@ -75,14 +90,7 @@ def looker(ports, keys, stop, out):
                 owner[key], port, asking = e.port, e.port, False
             except redis.exceptions.AskError as e:
                 port, asking = e.port, True
-        took = time.perf_counter() - start
-        worst = max(worst, took)
-        if took > 0.005:
-            slow.append(round(took * 1000, 2))
-        count += 1
-        i += 1
-    out.put({"lookups": count, "longest_ms": round(worst * 1000, 2),
-             "over_5ms": len(slow), "slowest_ms": sorted(slow)[-10:]})
+    out.put(record(stop, step, count="lookups"))
 
 
 def node_id(server):
@@ -104,10 +112,10 @@ def migrate_slot(source, target, slot, ids):
     return migrate_us
 
 
-def run(module, items, keys):
+def run(module, items, keys, binary="redis-server"):
     """Makes the filter over `keys`, moves every slot holding it, returns the figures."""
-    with RedisServer(module, config=CLUSTER) as source, \
-            RedisServer(module, config=CLUSTER) as target:
+    with RedisServer(module, config=CLUSTER, binary=binary) as source, \
+            RedisServer(module, config=CLUSTER, binary=binary) as target:
         make_cluster(source, target)
         # The lookups fill the source's SLOWLOG at threshold 0: log from 1 ms, which every
         # MIGRATE of these keys exceeds.

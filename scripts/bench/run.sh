@@ -24,6 +24,8 @@
 #                    next to RedisBloom's when --redisbloom is given
 #   migration.py     the longest pause a client sees while a 100M-item filter moves between
 #                    two cluster nodes, as one key and split into 64 (docs/cluster-split.md)
+#   atomic_migration.py  the same moved by Valkey 9's CLUSTER MIGRATESLOTS, next to MIGRATE on
+#                    the same server (where install-deps built Valkey 9.1: SERVER=valkey9)
 #   blocked.py       blocked Bloom filters: server time per call against RedisBloom's one-link
 #                    filter (--redisbloom PATH, else bloomrs's plain kind, the same layout) at
 #                    10M items and on a filter grown to 1M, and MEMORY USAGE at the same
@@ -35,7 +37,7 @@
 #   --quick        fewer runs and requests, 10,000 users (about a minute instead of ~5)
 #   --module PATH  also measure another module build, alternating with bloomrs, with ratios
 #   --redisbloom PATH  a RedisBloom 2.8 build, the yardstick of bigvalues.py and blocked.py
-#   (--quick runs bigvalues.py and migration.py at 10M items instead of 100M)
+#   (--quick runs bigvalues.py and the migrations at 10M items instead of 100M)
 #   --users N      users in the feed simulation (default 100,000)
 #   --blocked-items N  also run blocked.py at N items (e.g. 100000000: ~0.5 GB, ~15 minutes)
 set -euo pipefail
@@ -107,8 +109,13 @@ for items in "${blocked_items[@]}"; do
     "$python" scripts/bench/blocked.py --bloomrs "$module" "${blocked_args[@]}" "${redisbloom[@]}" \
         --items "$items"
 done
-echo "== big values (scripts/bench/bigvalues.py, migration.py)"
+echo "== big values (scripts/bench/bigvalues.py, migration.py, atomic_migration.py)"
 "$python" scripts/bench/bigvalues.py --bloomrs "$module" "${big_args[@]}" "${redisbloom[@]}"
 "$python" scripts/bench/migration.py --bloomrs "$module" "${big_args[@]}"
+if valkey9="$(scripts/install-deps.sh --server valkey9 2>/dev/null)"; then
+    "$python" scripts/bench/atomic_migration.py --bloomrs "$module" --server "$valkey9" "${big_args[@]}"
+else
+    echo "no Valkey 9.1 (SERVER=valkey9 scripts/install-deps.sh builds it): atomic_migration.py not run"
+fi
 echo "== results (scripts/bench/tables.py)"
 "$python" scripts/bench/tables.py

@@ -38,10 +38,11 @@ def free_port(highest=65535):
 
 
 class RedisServer:
-    """redis-server with an optional module loaded; `client` is a redis-py client to it.
-    `config` are extra `--name value` settings (e.g. cluster mode)."""
+    """redis-server (or `binary`, e.g. a valkey-server) with an optional module loaded; `client`
+    is a redis-py client to it. `config` are extra `--name value` settings (e.g. cluster mode)."""
 
-    def __init__(self, module=None, module_args=(), config=()):
+    def __init__(self, module=None, module_args=(), config=(), binary="redis-server"):
+        self.binary = binary
         self.module = module
         self.module_args = list(module_args)
         self.config = list(config)
@@ -54,7 +55,7 @@ class RedisServer:
         self.dir = tempfile.mkdtemp(prefix="bloomrs-bench-")
         # A cluster node also listens on its port + 10000 (the cluster bus).
         self.port = free_port(55535 if "--cluster-enabled" in self.config else 65535)
-        cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+        cmd = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", self.dir,
                "--logfile", os.path.join(self.dir, "redis.log"), *self.config]
         if self.module:

@@ -18,12 +18,10 @@ mod layers;
 mod state;
 mod types;
 
-use std::ffi::c_int;
-
-use redis_module::{raw, redis_module, Context, RedisString, Status};
+use redis_module::{redis_module, Context, RedisString, Status};
 
 use commands::table::{self, Command};
-use ffi::{api, registry, RawCtx};
+use ffi::{registry, RawCtx};
 use state::{settings, stats};
 use types::cuckoo::CUCKOO_TYPE;
 
@@ -74,13 +72,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ffi::log(c"warning", &reason);
         return Status::Err;
     }
-    // SAFETY: called once during module load with the load context.
-    unsafe {
-        api!(RedisModule_SetModuleOptions)(
-            ctx.ctx,
-            raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int,
-        )
-    };
+    ffi::server::declare_options(ctx.ctx, &ffi::server::host(ctx.ctx));
     let families = table::FAMILIES.iter().map(|(_, category)| *category);
     if let Err(reason) = registry::add_acl_categories(ctx.ctx, families) {
         ffi::log(c"warning", &reason);

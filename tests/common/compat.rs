@@ -88,6 +88,19 @@ pub fn rdb_version(client: &mut Client) -> [u8; 2] {
     [dump[at], dump[at + 1]]
 }
 
+/// Whether a server that writes RDB version `writes` reads files and DUMP payloads of version
+/// `version`. Redis and Valkey 8 read every version up to their own. Valkey 9 numbers its own
+/// versions from 80 and reads those up to its own and the ones up to 11 that Redis and Valkey
+/// 8 share; 12 to 79 are Redis's later ones, which it refuses (`rdb-version-check strict`, its
+/// default).
+pub fn reads_rdb_version(writes: u16, version: u16) -> bool {
+    if writes >= 80 {
+        version <= 11 || (80..=writes).contains(&version)
+    } else {
+        version <= writes
+    }
+}
+
 /// `payload` (a DUMP payload, e.g. one RedisBloom wrote on Redis 7.0) as this server's DUMP
 /// writes the same value: the body unchanged, the trailer's RDB version this server's, and the
 /// CRC64 recomputed.
@@ -104,7 +117,14 @@ pub fn key_overhead(client: &mut Client, key: &str) -> i64 {
     client.call(&["SET", probe.as_str(), "1"]);
     let usage = client.call(&["MEMORY", "USAGE", probe.as_str()]).int();
     client.call(&["DEL", probe.as_str()]);
-    usage - 16
+    // The probe's value, the integer 1, is a 16-byte object of its own, except on Valkey 9,
+    // which keeps it in the key's object: there the probe's usage is all overhead.
+    let info = server_info(client);
+    if info.is_valkey() && info.at_least(9, 0) {
+        usage
+    } else {
+        usage - 16
+    }
 }
 
 /// `MEMORY USAGE` of `key` without the server's per-key overhead: the size the module's

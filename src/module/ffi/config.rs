@@ -211,32 +211,6 @@ type StringConfig = unsafe extern "C" fn(
     *mut c_void,
 ) -> c_int;
 
-/// Whether the server may have unprefixed module configurations: Redis 8.0 added them. Other
-/// servers refuse the flag with a warning in their log, so it is tried only on Redis 8.0 or
-/// later (Valkey names itself in `INFO server`'s `server_name` and reports its own version
-/// here, 8.x, without having the flag). The registration itself is the real test.
-fn may_have_unprefixed(ctx: RawCtx) -> bool {
-    // SAFETY: takes no arguments; filled in since Redis 6.0.
-    let version = unsafe { raw::RedisModule_GetServerVersion.map_or(0, |f| f()) };
-    version >= 0x0008_0000 && server_name(ctx).is_none_or(|name| name == b"redis")
-}
-
-/// `server_name` of `INFO server` (Valkey has it, Redis 8.0 does not).
-fn server_name(ctx: RawCtx) -> Option<Vec<u8>> {
-    // SAFETY: `ctx` is the load context; the field's text is copied before the info is freed,
-    // and the names are NUL-terminated.
-    unsafe {
-        let info = api!(RedisModule_GetServerInfo)(ctx, c"server".as_ptr());
-        if info.is_null() {
-            return None;
-        }
-        let field = api!(RedisModule_ServerInfoGetFieldC)(info, c"server_name".as_ptr());
-        let name = (!field.is_null()).then(|| std::ffi::CStr::from_ptr(field).to_bytes().to_vec());
-        api!(RedisModule_FreeServerInfo)(ctx, info);
-        name
-    }
-}
-
 /// The current value of an unprefixed configuration as its default text.
 fn default_text(u: &Unprefixed) -> String {
     match u.target {
@@ -248,7 +222,7 @@ fn default_text(u: &Unprefixed) -> String {
 /// Registers RedisBloom 8's eight names without prefix (aliases `bf.<name>`). False, with
 /// nothing registered, where the server refuses the first; an error if it refuses a later one.
 fn register_unprefixed(ctx: RawCtx, string: StringConfig) -> Result<bool, String> {
-    if !may_have_unprefixed(ctx) {
+    if !super::server::host(ctx).may_have_unprefixed_configs() {
         return Ok(false);
     }
     show(&ERROR_RATE_TEXT, default_text(&UNPREFIXED[0]).as_bytes());

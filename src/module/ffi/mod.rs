@@ -20,6 +20,5 @@ pub mod server;
 
 pub use command::{run_command, Args, Ctx};
 pub use key::{Key, Member, Slot};
-pub(crate) use raw::api;
 pub use raw::{guard, install_panic_hook, log, RawCtx, RawString};
 pub use server::{callback_admission, Admission};

@@ -1,4 +1,5 @@
-//! The module API about the server as a whole, for memory admission: who is calling (a
+//! The module API about the server as a whole: which server it is ([`host`], read at load,
+//! and the module options that follow from it); for memory admission, who is calling (a
 //! client, the primary, a load), how full memory is, and `maxmemory` as configured; and the
 //! [`Admission`] that `state::admission` decides with, reading them from the live server.
 
@@ -9,6 +10,50 @@ use redis_module::raw;
 
 use super::raw::{api, guard, log, RawCtx};
 use crate::module::state::admission::{self, Caller, Server};
+use crate::module::state::host::Host;
+
+/// Valkey's `VALKEYMODULE_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION` (`valkeymodule.h`, Valkey 9.0):
+/// the module copes with keys of a slot being loaded on the target before the slot is its own
+/// (and dropped again if the migration is cancelled). The Redis headers the bindings come from
+/// do not have it.
+const HANDLE_ATOMIC_SLOT_MIGRATION: c_int = 1 << 5;
+
+/// Which server loaded the module, from `INFO server` and the module API's version.
+pub fn host(ctx: RawCtx) -> Host {
+    // SAFETY: takes no arguments; filled in since Redis 6.0.
+    let api_version = unsafe { raw::RedisModule_GetServerVersion.map_or(0, |f| f()) };
+    // SAFETY: `ctx` is the load context; the fields' text is copied before the info is freed,
+    // and the names are NUL-terminated.
+    let (name, valkey_version) = unsafe {
+        let info = api!(RedisModule_GetServerInfo)(ctx, c"server".as_ptr());
+        if info.is_null() {
+            (None, None)
+        } else {
+            let field = |name: &std::ffi::CStr| {
+                let text = api!(RedisModule_ServerInfoGetFieldC)(info, name.as_ptr());
+                (!text.is_null()).then(|| std::ffi::CStr::from_ptr(text).to_bytes().to_vec())
+            };
+            let fields = (field(c"server_name"), field(c"valkey_version"));
+            api!(RedisModule_FreeServerInfo)(ctx, info);
+            fields
+        }
+    };
+    Host::from_info(name.as_deref(), valkey_version.as_deref(), api_version)
+}
+
+/// Declares the module options: failed RDB reads are reported (`HANDLE_IO_ERRORS`), and, on
+/// Valkey 9 and later, atomic slot migration is handled: a migration streams each key as the
+/// commands its type's AOF-rewrite callback emits, which rebuild it byte for byte, and the
+/// module keeps no state per key outside the keyspace that an imported or dropped key would
+/// leave wrong.
+pub fn declare_options(ctx: RawCtx, host: &Host) {
+    let mut options = raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int;
+    if host.has_atomic_slot_migration() {
+        options |= HANDLE_ATOMIC_SLOT_MIGRATION;
+    }
+    // SAFETY: called once during module load with the load context.
+    unsafe { api!(RedisModule_SetModuleOptions)(ctx, options) };
+}
 
 /// What the context flags say about a caller, as far as memory admission cares.
 pub fn caller_from_flags(flags: c_int) -> Caller {

@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
-# The package on Debian 13 (`make package-test-debian13`; `make package-test` runs it too when
-# debootstrap is present): in a real Debian 13 (trixie) root, with Debian 13's own packaged
-# redis-server 8.0 and valkey-server 8.1 installed there by apt-get,
+# The package on a newer Debian: `scripts/package/debian.sh 13` (`make package-test-debian13`)
+# in a real Debian 13 (trixie) root with Debian 13's own packaged redis-server 8.0 and
+# valkey-server 8.1, `scripts/package/debian.sh 14` (`make package-test-debian14`) in a Debian 14
+# (forky; sid where forky has not the packages) root with its redis-server 8.0 and
+# valkey-server 9.1, installed there by apt-get (`make package-test` runs both when debootstrap
+# is present):
 #
 #   1. dpkg -i of the bloomrs package built here (dist/, scripts/package/build.sh);
 #   2. each packaged server started from its installed configuration (plus a free port, a
 #      scratch dir and log, in the foreground) has the module loaded: MODULE LIST, BF.ADD,
-#      INFO bf, and on Redis 8 RedisBloom 8's unprefixed configuration names;
+#      INFO bf, on Redis 8 RedisBloom 8's unprefixed configuration names, and on Valkey 9 the
+#      module's atomic slot migration option (INFO modules);
 #   3. dpkg -r: the configuration files byte-identical to before, the module gone, the servers
 #      start clean; dpkg --purge leaves nothing.
 #
 # The root is made once with debootstrap from the mirror of the system's own Debian entry
 # (/etc/apt/sources.list.d/debian.sources; no host name is written here) and kept outside the
-# checkout for later runs: $BLOOMRS_DEBIAN13_ROOT, by default
-# ${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/debian13/root (about a minute to make, 360 MB; a run on it takes seconds).
+# checkout for later runs: $BLOOMRS_DEBIAN13_ROOT (or ..._DEBIAN14_ROOT), by default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/debian13/root (or debian14; about a minute to make,
+# 360 MB each; a run on it takes seconds).
 # Whatever happens, bloomrs is purged from the root and its configuration files get their bytes
 # back, so the next run starts from the same root. Needs root (chroot) and debootstrap.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 export LC_ALL=C
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/debian13"
-root="${BLOOMRS_DEBIAN13_ROOT:-$cache/root}"
+release="${1:?usage: scripts/package/debian.sh 13|14}"
+# Per release: the suites to make the root from (the first whose servers are right is kept),
+# the series its packaged redis-server and valkey-server must say.
+case "$release" in
+    13) suites=(trixie) redis_series=8.0 valkey_series=8.1 ;;
+    14) suites=(forky sid) redis_series=8.0 valkey_series=9.1 ;;
+    *)
+        echo "usage: scripts/package/debian.sh 13|14" >&2
+        exit 2
+        ;;
+esac
+name="Debian $release"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/bloomrs/debian$release"
+root_override="BLOOMRS_DEBIAN${release}_ROOT"
+root="${!root_override:-$cache/root}"
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 
 step() { echo "--- $*"; }
@@ -31,7 +49,7 @@ die() {
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIPPED: the Debian 13 package test needs root (debootstrap, chroot)"
+    echo "SKIPPED: the $name package test needs root (debootstrap, chroot)"
     exit 0
 fi
 command -v debootstrap >/dev/null || die "debootstrap is not installed (scripts/install-deps.sh installs it)"
@@ -45,34 +63,54 @@ in_root() {
 
 # --- the root ----------------------------------------------------------------------------------
 
+# make_root SUITE: debootstraps SUITE into the root and installs its redis-server and
+# valkey-server there. A debootstrap without a script for SUITE (Debian 12's has none for
+# forky) uses sid's, which makes any later suite.
 make_root() {
-    local uri new="$root.new"
+    local suite="$1" uri script="" new="$root.new"
     uri="$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null)"
     [ -n "$uri" ] || die "no Debian URIs in /etc/apt/sources.list.d/debian.sources to make the root from"
-    step "making a Debian 13 root in $root (once; later runs reuse it)"
+    [ -e "/usr/share/debootstrap/scripts/$suite" ] || script=/usr/share/debootstrap/scripts/sid
+    step "making a $name root ($suite) in $root (once; later runs reuse it)"
     rm -rf "$new"
-    mkdir -p "$(dirname "$root")"
-    debootstrap --variant=minbase trixie "$new" "$uri" >"$cache/debootstrap.log" 2>&1 ||
-        die "debootstrap failed (log: $cache/debootstrap.log)"
+    mkdir -p "$cache"
+    # shellcheck disable=SC2086
+    debootstrap --variant=minbase "$suite" "$new" "$uri" $script >"$cache/debootstrap.log" 2>&1 || {
+        echo "debootstrap of $suite failed (log: $cache/debootstrap.log)" >&2
+        return 1
+    }
     # Packages may not start services in the root.
     printf '#!/bin/sh\nexit 101\n' >"$new/usr/sbin/policy-rc.d"
     chmod 755 "$new/usr/sbin/policy-rc.d"
-    root="$new" in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    # Testing and sid sign their Release files for a week (Valid-Until); a mirror that is a
+    # snapshot may hold an older one, still signed: the signature is checked, the date not.
+    root="$new" in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Check-Valid-Until=false update -qq &&
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server valkey-server' \
-        >"$cache/apt.log" 2>&1 || die "apt-get install in the root failed (log: $cache/apt.log)"
+        >"$cache/apt.log" 2>&1 || {
+        echo "apt-get install in the $suite root failed (log: $cache/apt.log)" >&2
+        return 1
+    }
+    root="$new" root_ready || {
+        echo "$suite's servers are not Redis $redis_series and Valkey $valkey_series" >&2
+        return 1
+    }
     rm -rf "$root"
     mv "$new" "$root"
 }
 
-# The root counts only if its servers say they are Debian 13's.
+# The root counts only if its servers are the release's.
 root_ready() {
     [ -x "$root/usr/bin/redis-server" ] && [ -x "$root/usr/bin/valkey-server" ] || return 1
-    in_root redis-server --version | grep -q '^Redis server v=8\.0\.' &&
-        in_root valkey-server --version | grep -q '^Valkey server v=8\.1\.'
+    in_root redis-server --version | grep -q "^Redis server v=${redis_series//./\\.}\." &&
+        in_root valkey-server --version | grep -q "^Valkey server v=${valkey_series//./\\.}\."
 }
 
-root_ready || make_root
-root_ready || die "the root's servers are not Redis 8.0 and Valkey 8.1"
+if ! root_ready; then
+    for suite in "${suites[@]}"; do
+        make_root "$suite" && break
+    done
+fi
+root_ready || die "no $name root with Redis $redis_series and Valkey $valkey_series (tried: ${suites[*]})"
 echo "root: $root ($(sed -n 's/^PRETTY_NAME="\(.*\)"$/\1/p' "$root/etc/os-release"))"
 echo "servers: $(in_root redis-server --version | cut -d' ' -f1-3), $(in_root valkey-server --version | cut -d' ' -f1-3)"
 
@@ -88,7 +126,7 @@ if in_root dpkg-query -W bloomrs >/dev/null 2>&1; then
     in_root dpkg --purge bloomrs >/dev/null
 fi
 
-scratch="$root/tmp/bloomrs-debian13"
+scratch="$root/tmp/bloomrs-debian"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cp "$deb" "$scratch/bloomrs.deb"
@@ -108,9 +146,9 @@ cleanup() {
     done
     rm -rf "$scratch"
     if [ "$status" -eq 0 ]; then
-        echo "Debian 13 package test passed"
+        echo "$name package test passed"
     else
-        echo "Debian 13 package test FAILED (the root was put back as it was)" >&2
+        echo "$name package test FAILED (the root was put back as it was)" >&2
     fi
     exit "$status"
 }
@@ -121,9 +159,9 @@ trap 'exit 143' TERM
 # What runs inside the root: the servers' own programs and configuration files.
 cat >"$scratch/inside.sh" <<'INSIDE'
 #!/bin/sh
-# Runs in the Debian 13 root. $1: install (check loaded) or removed (check clean).
+# Runs in the Debian root. $1: install (check loaded) or removed (check clean).
 set -eu
-dir=/tmp/bloomrs-debian13
+dir=/tmp/bloomrs-debian
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # server PROGRAM CLI CONF MODULE
 server() {
@@ -159,7 +197,14 @@ server() {
             got="$("$cli" -p "$port" CONFIG GET "$name" | tr '\n' ' ')"
             [ "$got" = "$name 0.01 " ] || fail "$program: CONFIG GET $name: $got"
         done
-        echo "$("$program" --version | cut -d' ' -f1-3) with $conf: bloomrs loaded (MODULE LIST, BF.ADD, INFO bf, CONFIG GET $names)"
+        # Atomic slot migration declared on Valkey 9 and later, never elsewhere.
+        options="$("$cli" -p "$port" INFO modules | tr -d '\r' | grep '^module:name=bf,' | sed 's/.*options=//')"
+        case "$("$program" --version)" in
+            "Valkey server v="[1-9][0-9].* | "Valkey server v="9.*) want="[handle-io-errors|handle-atomic-slot-migration]" ;;
+            *) want="[handle-io-errors]" ;;
+        esac
+        [ "$options" = "$want" ] || fail "$program: INFO modules options: $options"
+        echo "$("$program" --version | cut -d' ' -f1-3) with $conf: bloomrs loaded (MODULE LIST, BF.ADD, INFO bf, CONFIG GET $names, options $options)"
     else
         case "$list" in
             *"name bf "*) fail "$program: still loads bf after removal: $list" ;;
@@ -179,17 +224,17 @@ server redis-server redis-cli /etc/redis/redis.conf /usr/lib/redis/modules/bloom
 server valkey-server valkey-cli /etc/valkey/valkey.conf /usr/lib/valkey/bloomrs.so
 INSIDE
 
-step "dpkg -i in Debian 13"
-in_root dpkg -i /tmp/bloomrs-debian13/bloomrs.deb
+step "dpkg -i in $name"
+in_root dpkg -i /tmp/bloomrs-debian/bloomrs.deb
 for i in "${!confs[@]}"; do
     conf="$root${confs[$i]}"
     [ "$(grep -c '^loadmodule .*bloomrs.so' "$conf")" = 1 ] || die "${confs[$i]}: no single loadmodule line for bloomrs"
     cmp -s -n "$(stat -c %s "$scratch/conf.$i")" "$scratch/conf.$i" "$conf" || die "${confs[$i]} changed before the block"
     [ "$(stat -c '%u:%g %a' "$conf")" = "$(stat -c '%u:%g %a' "$scratch/conf.$i")" ] || die "${confs[$i]}: owner or mode changed"
 done
-in_root sh /tmp/bloomrs-debian13/inside.sh install "$version"
+in_root sh /tmp/bloomrs-debian/inside.sh install "$version"
 
-step "dpkg -r in Debian 13"
+step "dpkg -r in $name"
 in_root dpkg -r bloomrs
 for i in "${!confs[@]}"; do
     cmp "$scratch/conf.$i" "$root${confs[$i]}" || die "${confs[$i]} is not as it was before"
@@ -197,7 +242,7 @@ done
 for file in /usr/lib/redis/modules/bloomrs.so /usr/lib/valkey/bloomrs.so; do
     [ ! -e "$root$file" ] && [ ! -L "$root$file" ] || die "$file is still there"
 done
-in_root sh /tmp/bloomrs-debian13/inside.sh removed "$version"
+in_root sh /tmp/bloomrs-debian/inside.sh removed "$version"
 in_root dpkg --purge bloomrs >/dev/null
 status="$(in_root dpkg-query -W -f='${db:Status-Status}' bloomrs 2>/dev/null || true)"
 [ -z "$status" ] || [ "$status" = not-installed ] || die "after purge, bloomrs is $status"

@@ -1,0 +1,182 @@
+"""The longest pause a client sees while Valkey 9's atomic slot migration moves a 100M-item filter.
+
+migration.py's setup on Valkey 9.1 (--server; by default the one scripts/install-deps.sh builds
+for SERVER=valkey9): two cluster nodes with the module, the source holding every slot, a filter
+of --items items (default 100,000,000) at 1 % made full the quick way, as one key or split over
+--parts keys (default 64) on distinct slots. Every slot holding it then moves with one
+`CLUSTER MIGRATESLOTS SLOTSRANGE s s ... NODE <target>`, followed in `CLUSTER GETSLOTMIGRATIONS`
+until `success`: the source forks, its child streams the slots' keys to the target as the
+commands their AOF-rewrite callback emits (BF.LOADCHUNK of at most 16 MiB), then the writes made
+meanwhile, and the slots change hands during a short pause of writes on the source.
+
+Meanwhile separate processes record the wall time of every command they send:
+    readers   BF.EXISTS of the filter's items, routed by the scheme, following MOVED;
+    writers   BF.ADD of new items to a small key in each slot moved (`writes:{tag}`),
+              following MOVED: they wait out the hand-over's write pause;
+    target    PING to the target, whose main thread runs the streamed LOADCHUNKs.
+The same filter then moves with MIGRATE (migration.py's way) on the same server, as the yardstick
+of the same run. The machine is shared and has 2 cores: the figures are of one run.
+
+Usage: atomic_migration.py [--bloomrs PATH] [--server PATH] [--items N] [--parts N] [--out FILE]
+"""
+
+import multiprocessing
+import subprocess
+import time
+
+import redis
+
+from bigvalues import fill_synthetic
+from machine import describe, write_result
+from migration import CLUSTER, make_cluster, node_id, record
+from migration import run as run_migrate
+from server import RedisServer, module_parser
+from split import part_keys, part_of
+
+
+def routed(ports, keys):
+    """call(key, *args): the command sent to the key's node, following MOVED (and waiting out
+    TRYAGAIN); nodes start at ports[0]."""
+    conns = {port: redis.Redis(port=port, protocol=2) for port in ports}
+    owner = {key: ports[0] for key in keys}
+
+    def call(key, *args):
+        for _ in range(1000):
+            try:
+                return conns[owner[key]].execute_command(*args)
+            except redis.exceptions.MovedError as e:
+                owner[key] = e.port
+            except redis.exceptions.TryAgainError:
+                time.sleep(0.001)
+        raise RuntimeError(f"{args[0]} {key}: no node would serve it")
+    return call
+
+
+def reader(ports, keys, stop, out):
+    call = routed(ports, keys)
+
+    def step(i):
+        item = b"probe-%d" % i
+        key = keys[part_of(item, len(keys))] if len(keys) > 1 else keys[0]
+        call(key, "BF.EXISTS", key, item)
+    out.put(("readers", record(stop, step)))
+
+
+def writer(ports, keys, stop, out):
+    writes = [key.replace("big", "writes", 1) for key in keys]
+    call = routed(ports, writes)
+
+    def step(i):
+        key = writes[i % len(writes)]
+        if call(key, "BF.ADD", key, b"w-%d" % i) is None:
+            raise RuntimeError("BF.ADD answered nothing")
+    out.put(("writers", record(stop, step)))
+
+
+def pinger(port, stop, out):
+    conn = redis.Redis(port=port, protocol=2)
+    out.put(("target", record(stop, lambda i: conn.ping())))
+
+
+def migration_job(source):
+    """The newest job of CLUSTER GETSLOTMIGRATIONS on the source, as a dict."""
+    jobs = source.client.execute_command("CLUSTER", "GETSLOTMIGRATIONS")
+    job = jobs[-1]
+    return job if isinstance(job, dict) else dict(zip(job[::2], job[1::2]))
+
+
+def run_atomic(module, binary, items, keys):
+    """Makes the filter over `keys`, moves every slot holding it with MIGRATESLOTS."""
+    with RedisServer(module, config=CLUSTER, binary=binary) as source, \
+            RedisServer(module, config=CLUSTER, binary=binary) as target:
+        make_cluster(source, target)
+        raw = redis.Redis(port=source.port, protocol=2)
+        for key in keys:
+            fill_synthetic(raw, key, items // len(keys))
+            raw.execute_command("BF.ADD", key.replace("big", "writes", 1), "first")
+        slots = sorted({source.client.execute_command("CLUSTER", "KEYSLOT", k) for k in keys})
+        ranges = [bound for slot in slots for bound in (slot, slot)]
+        ports = [source.port, target.port]
+        stop, out = multiprocessing.Event(), multiprocessing.Queue()
+        clients = [multiprocessing.Process(target=reader, args=(ports, keys, stop, out)),
+                   multiprocessing.Process(target=writer, args=(ports, keys, stop, out)),
+                   multiprocessing.Process(target=pinger, args=(target.port, stop, out))]
+        for client in clients:
+            client.start()
+        time.sleep(1)
+        start = time.perf_counter()
+        source.client.execute_command("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", *ranges,
+                                      "NODE", node_id(target))
+        states = []
+        while True:
+            job = migration_job(source)
+            if not states or states[-1][0] != job["state"]:
+                states.append((job["state"], round(time.perf_counter() - start, 3)))
+            if job["state"] in ("success", "failed", "cancelled"):
+                break
+            time.sleep(0.005)
+        total = time.perf_counter() - start
+        time.sleep(1)
+        stop.set()
+        seen = dict(out.get(timeout=60) for _ in clients)
+        for client in clients:
+            client.join()
+        if job["state"] != "success":
+            raise RuntimeError(f"the migration ended {job['state']}: {job['message']}")
+        # The writes' keys moved too.
+        assert target.client.dbsize() == 2 * len(keys), "not every key moved"
+        return {"keys": len(keys), "slots": len(slots),
+                "key_bytes": target.client.memory_usage(keys[0], samples=0),
+                "total_s": round(total, 2), "states_s": states,
+                "source_fork_us": int(source.client.info("stats")["latest_fork_usec"]),
+                "clients": seen}
+
+
+def atomic_table(result):
+    """Markdown: the longest pause per layout, MIGRATESLOTS next to MIGRATE of the same run."""
+    lines = ["| layout | key size | MIGRATESLOTS: longest read | longest write | longest PING "
+             "to the target | fork | moved in | MIGRATE: longest read | moved in |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in result["layouts"].items():
+        a, m = r["atomic"], r["migrate"]
+        lines.append(f"| {name} | {a['key_bytes'] / 2**20:.1f} MiB "
+                     f"| {a['clients']['readers']['longest_ms']:,.1f} ms "
+                     f"| {a['clients']['writers']['longest_ms']:,.1f} ms "
+                     f"| {a['clients']['target']['longest_ms']:,.1f} ms "
+                     f"| {a['source_fork_us'] / 1000:,.1f} ms | {a['total_s']:.1f} s "
+                     f"| {m['client']['longest_ms']:,.1f} ms | {m['total_s']:.1f} s |")
+    return "\n".join(lines)
+
+
+def default_server():
+    try:
+        return subprocess.run(["scripts/install-deps.sh", "--server", "valkey9"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except subprocess.CalledProcessError:
+        raise SystemExit("no Valkey 9.1: SERVER=valkey9 scripts/install-deps.sh builds it")
+
+
+def main():
+    parser = module_parser(__doc__)
+    parser.add_argument("--server", help="a valkey-server 9 or later (default: install-deps')")
+    parser.add_argument("--items", type=int, default=100_000_000)
+    parser.add_argument("--parts", type=int, default=64)
+    parser.add_argument("--out", default="docs/bench/atomic-migration.json")
+    args = parser.parse_args()
+    binary = args.server or default_server()
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
+    result = {"machine": describe(), "server": version.strip(), "items": args.items,
+              "error_rate": 0.01, "layouts": {}}
+    for name, keys in [("one key", part_keys("big", 1)),
+                       (f"split into {args.parts} keys", part_keys("big", args.parts))]:
+        print(f"== {name}", flush=True)
+        layout = {"atomic": run_atomic(args.bloomrs, binary, args.items, keys),
+                  "migrate": run_migrate(args.bloomrs, args.items, keys, binary=binary)}
+        result["layouts"][name] = layout
+        print(layout, flush=True)
+    write_result(args.out, result)
+    print(atomic_table(result))
+
+
+if __name__ == "__main__":
+    main()
