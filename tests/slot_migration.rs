@@ -196,7 +196,14 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
             .any(|line| line.text().contains("doubling"));
     }
     println!("compact filter: {added} items, mid-growth: {mid_growth}");
-    // STATIC kind (BF.FREEZE): its key goes here, built on both, once the kind exists.
+    // Static sets: a builder still taking items, and one frozen into a binary fuse filter.
+    let builder = key("static-builder");
+    let frozen = key("static-frozen");
+    for name in [&builder, &frozen] {
+        both.run(words(&["BF.RESERVE", name, "0.001", "1000", "STATIC"]));
+        both.run_all(batches("BF.MADD", name, &items(name, 0..5000)));
+    }
+    both.run(words(&["BF.FREEZE", &frozen]));
     // Windowed: its generations carry the primary's clock, so it is built on the cluster only.
     let windowed = key("windowed");
     let reserve = [
@@ -224,6 +231,8 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
         (&sparse, "bloomrsSP"),
         (&compact, "bloomrsCP"),
         (&windowed, "bloomrsWN"),
+        (&builder, "bloomrsST"),
+        (&frozen, "bloomrsST"),
     ];
     for (key, kind) in kinds {
         assert_eq!(
@@ -249,6 +258,8 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
             sparse,
             compact.clone(),
             windowed,
+            builder,
+            frozen,
             key("created"),
         ],
         written: vec![chain, cuckoo, compact, key("created")],
