@@ -12,8 +12,11 @@
 //! RedisBloom's first header field (the item count), the magic would be above 7·10^18 items,
 //! so the headers are told apart by it.
 
-use super::{BlockShape, Blocked};
-use crate::bloom::{chunk_in, chunks_from, load_chunk_in, Chunk, ChunkError, HeaderError};
+use super::{BlockLink, BlockShape, Blocked};
+use crate::bloom::{
+    chunk_in, chunks_from, load_chunk_in, reported_size, Chain, Chunk, ChunkError, HeaderError,
+    OPT_NO_SCALING,
+};
 
 /// The first eight bytes of every blocked header.
 pub const MAGIC: &[u8; 8] = b"bloomrsB";
@@ -61,7 +64,7 @@ impl Blocked {
         let mut out = Vec::with_capacity(FIXED + LINK_RECORD * self.links.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&HEADER_VERSION.to_le_bytes());
-        out.extend_from_slice(&flags(self.scaling).to_le_bytes());
+        out.extend_from_slice(&flags(self.is_scaling()).to_le_bytes());
         out.extend_from_slice(&self.growth.to_le_bytes());
         out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.size.to_le_bytes());
@@ -154,21 +157,21 @@ impl Blocked {
             super::validate_shape(shape).map_err(Refused::Invalid)?;
             bytes = bytes.checked_add(shape.bytes()).ok_or(Refused::TooLarge)?;
         }
-        if super::reported_size(shapes.len() as u64, bytes).is_none_or(|r| r > max_bytes) {
+        if reported_size::<BlockLink>(shapes.len() as u64, bytes).is_none_or(|r| r > max_bytes) {
             return Err(Refused::TooLarge);
         }
         let mut links = Vec::with_capacity(shapes.len());
         for (shape, link_size) in shapes {
-            let mut link = super::BlockLink::allocate(*shape).map_err(|_| Refused::TooLarge)?;
+            let mut link = BlockLink::allocate(*shape).map_err(|_| Refused::TooLarge)?;
             link.size = *link_size;
             links.push(link);
         }
-        let filter = Blocked {
-            size,
-            growth,
-            scaling: flags & FLAG_NONSCALING == 0,
-            links,
+        let options = if flags & FLAG_NONSCALING == 0 {
+            0
+        } else {
+            OPT_NO_SCALING
         };
+        let filter = Blocked(Chain::from_links(size, options, growth, links));
         filter.validate(max_bytes).map_err(Refused::Invalid)?;
         Ok(filter)
     }

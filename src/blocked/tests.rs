@@ -384,7 +384,7 @@ fn refused_chunks_change_nothing() {
     let filter = filled(100, 0.01, true, 300, 8);
     let mut copy = Blocked::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
     let before = copy.clone();
-    let total = filter.block_bytes() as i64;
+    let total = filter.link_bytes() as i64;
     assert_eq!(copy.load_chunk(0, b""), Err(ChunkError::BadData));
     assert_eq!(copy.load_chunk(-5, b"x"), Err(ChunkError::BadData));
     assert_eq!(copy.load_chunk(2, b"xyz"), Err(ChunkError::BadData));

@@ -33,7 +33,6 @@ macro_rules! through_codec {
     };
 }
 
-mod blocked;
 mod chain;
 mod codec;
 mod compact;
@@ -45,8 +44,7 @@ mod ops;
 mod sparse;
 mod windowed;
 
-pub use blocked::BlockedKind;
-pub use chain::Plain;
+pub use chain::{BlockedKind, Plain};
 pub use codec::{decode_value, Codec};
 pub use compact::{CompactCounting, CompactPlain};
 pub use counting::Counting;
