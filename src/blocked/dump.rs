@@ -160,6 +160,10 @@ impl Blocked {
         if reported_size::<BlockLink>(shapes.len() as u64, bytes).is_none_or(|r| r > max_bytes) {
             return Err(Refused::TooLarge);
         }
+        if growth < 1 {
+            return Err(Refused::Invalid("growth below 1"));
+        }
+        derived_as_built(growth, shapes).map_err(Refused::Invalid)?;
         let mut links = Vec::with_capacity(shapes.len());
         for (shape, link_size) in shapes {
             let mut link = BlockLink::allocate(*shape).map_err(|_| Refused::TooLarge)?;
@@ -175,4 +179,34 @@ impl Blocked {
         filter.validate(max_bytes).map_err(Refused::Invalid)?;
         Ok(filter)
     }
+}
+
+/// What commands build, checked against what a stored filter says of itself: the first link's
+/// bits per item and blocks are what its capacity and rate size (the search of `sizing`), each
+/// later link is the one the chain grows after the one before (`growth` times the capacity at
+/// half the rate), and every link but the newest took exactly its capacity (a chain grows
+/// only once its newest link is full). A header that misstates one of them is refused: the
+/// contents determine every one.
+fn derived_as_built(growth: u32, shapes: &[(BlockShape, u64)]) -> Result<(), &'static str> {
+    let (Some((first, _)), Some((newest, newest_size))) = (shapes.first(), shapes.last()) else {
+        return Err("link count out of range");
+    };
+    if BlockShape::new(first.capacity, first.error).ok() != Some(*first) {
+        return Err("first link not sized for its capacity and rate");
+    }
+    for pair in shapes.windows(2) {
+        let [(before, before_size), (after, _)] = pair else {
+            continue;
+        };
+        if *before_size != before.capacity {
+            return Err("a link before the newest not full");
+        }
+        if super::next_shape(before, growth) != Some(*after) {
+            return Err("a link not the one its chain grows");
+        }
+    }
+    if *newest_size > newest.capacity {
+        return Err("the newest link holds more than its capacity");
+    }
+    Ok(())
 }

@@ -144,8 +144,7 @@ impl ChainLink for BlockLink {
         BlockLink::bytes(self)
     }
     fn next_shape(&self, growth: u32, _options: u32) -> Option<BlockShape> {
-        let capacity = self.shape.capacity.checked_mul(u64::from(growth))?;
-        BlockShape::new(capacity, self.shape.error * ERROR_TIGHTENING).ok()
+        next_shape(&self.shape, growth)
     }
     fn shape_bytes(shape: &BlockShape) -> u64 {
         shape.bytes()
@@ -316,6 +315,13 @@ impl Blocked {
         }
         Ok(())
     }
+}
+
+/// The link a chain of `growth` appends after a link of `shape`: `growth` times the capacity
+/// at half the rate, sized by the blocked search. None if no such link exists.
+pub(crate) fn next_shape(shape: &BlockShape, growth: u32) -> Option<BlockShape> {
+    let capacity = shape.capacity.checked_mul(u64::from(growth))?;
+    BlockShape::new(capacity, shape.error * ERROR_TIGHTENING).ok()
 }
 
 /// A link shape read from outside: in range, and within `max_bytes` before anything is
