@@ -127,3 +127,28 @@ fn madd_new(c: &mut Client, key: &str, count: usize) {
     let reply = c.call(&args).array();
     assert!(reply.iter().all(|r| matches!(r, Int(_))));
 }
+
+/// A counting filter's SCANDUMP header with one item moved from its newest link's count to
+/// the full link before it (the counts still add up): refused, nothing created.
+#[test]
+fn a_counting_header_with_a_link_past_its_capacity_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "n", "0.01", "100", "COUNTING"), ok());
+    madd_new(&mut c, "n", 300);
+    assert_eq!(links(&mut c, "n"), 2);
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "n");
+    let size_at = |link: usize| 24 + HEADER_FIXED + LINK_RECORD * link + 16;
+    let mut crafted = chunks[0].1.clone();
+    for (link, delta) in [(0usize, 1i64), (1, -1)] {
+        let at = size_at(link);
+        let size = u64::from_le_bytes(crafted[at..at + 8].try_into().unwrap());
+        let moved = (size as i64 + delta) as u64;
+        crafted[at..at + 8].copy_from_slice(&moved.to_le_bytes());
+    }
+    let reply = call!(c, "BF.LOADCHUNK", "crafted", chunks[0].0, crafted);
+    assert!(matches!(reply, Reply::Error(_)), "{reply:?}");
+    assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
+    load_chunks(&mut c, "BF.LOADCHUNK", "genuine", &chunks);
+    assert_eq!(bloom_state(&mut c, "genuine"), bloom_state(&mut c, "n"));
+}

@@ -136,10 +136,16 @@ impl CountingFilter {
     }
 
     /// A chain that passed `bloom`'s checks, if it has the options a counting filter is made
-    /// with (64-bit hashing, links sized without rounding).
+    /// with (64-bit hashing, links sized without rounding), and no link holds more distinct
+    /// items than its capacity (a full link makes the chain grow first). The adds outstanding
+    /// are not compared with the distinct items: a delete of an item never added takes an
+    /// add back while the link may still read it present.
     fn from_checked(chain: Chain<Link<Counter4>>, items: u64) -> Result<Self, &'static str> {
         if chain.options & !OPT_NO_SCALING != OPT_NOROUND | OPT_FORCE64 {
             return Err("options of a counting filter");
+        }
+        if chain.links.iter().any(|link| link.size > link.entries) {
+            return Err("a link holds more distinct items than its capacity");
         }
         Ok(Self { chain, items })
     }
