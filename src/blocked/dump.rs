@@ -163,6 +163,11 @@ impl Blocked {
         if growth < 1 {
             return Err(Refused::Invalid("growth below 1"));
         }
+        if flags & FLAG_NONSCALING != 0 && shapes.len() > 1 {
+            return Err(Refused::Invalid(
+                "a non-scaling filter of more than one link",
+            ));
+        }
         derived_as_built(growth, shapes).map_err(Refused::Invalid)?;
         let mut links = Vec::with_capacity(shapes.len());
         for (shape, link_size) in shapes {

@@ -388,6 +388,12 @@ fn fields_the_contents_determine_are_checked() {
     );
     assert_eq!(changed(12, Unsigned(second.blocks - 1)), not_grown);
     assert_eq!(changed(2, Unsigned(3)), not_grown);
+    assert_eq!(
+        changed(1, Unsigned(1)),
+        Err(LoadError::Invalid(
+            "a non-scaling filter of more than one link"
+        ))
+    );
     // The item counts: moved between links (the total still adds up), or past the capacity.
     let mut rdb = saved(&filter);
     rdb.fields[8] = Unsigned(filter.links[0].size - 1);
