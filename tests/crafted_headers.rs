@@ -152,3 +152,24 @@ fn a_counting_header_with_a_link_past_its_capacity_is_refused() {
     load_chunks(&mut c, "BF.LOADCHUNK", "genuine", &chunks);
     assert_eq!(bloom_state(&mut c, "genuine"), bloom_state(&mut c, "n"));
 }
+
+/// A genuine plain header whose first link asks for a larger array than its bits use (the
+/// bytes field alone changed, to 16 MiB times the genuine size): refused, nothing allocated.
+/// The build before accepted it and made a 24-byte filter a 400 MB one.
+#[test]
+fn a_plain_header_with_a_larger_array_than_its_bits_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "p", "0.01", "20"), ok());
+    madd_new(&mut c, "p", 10);
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "p");
+    let mut crafted = chunks[0].1.clone();
+    let at = HEADER_FIXED;
+    let bytes = u64::from_le_bytes(crafted[at..at + 8].try_into().unwrap());
+    crafted[at..at + 8].copy_from_slice(&(bytes << 24).to_le_bytes());
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "crafted", chunks[0].0, crafted),
+        err("ERR received bad data")
+    );
+    assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
+}

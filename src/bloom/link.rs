@@ -315,7 +315,12 @@ pub fn validate_shape<C: Cells>(shape: &LinkShape) -> Result<(), &'static str> {
     if shape.n2 > 63 {
         return Err("n2 out of range");
     }
-    let fits = C::array_bytes(shape.bits).is_some_and(|needed| needed <= shape.bytes);
+    // The array is the bits' bytes rounded up to whole 64-bit words, as RedisBloom sizes it
+    // (its oldest encodings kept fewer bits than the array holds, never more words): a header
+    // may not ask for a larger array than its bits use.
+    let fits = C::array_bytes(shape.bits)
+        .and_then(|needed| needed.checked_next_multiple_of(8))
+        .is_some_and(|words| words == shape.bytes);
     if shape.bits == 0 || !fits {
         return Err("bit count does not match the array");
     }
