@@ -455,3 +455,48 @@ fn windowed_filters_ask_the_same_admission() {
     assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
     assert_eq!(call!(c, "BF.ADD", "w", "new"), Int(1));
 }
+
+/// A promotion allocates the dense chain while the sparse form still exists: the chain must
+/// fit what `maxmemory` leaves on its own. With a 16 MB sparse form and a 24 MB dense chain,
+/// 16 MB of headroom refuses it (the build before counted the sparse form's bytes as room and
+/// went 8 MB past `maxmemory`); 32 MB lets it through.
+#[test]
+fn a_promotion_fits_maxmemory_beside_the_sparse_form() {
+    let server = Server::build(&[], &["--bf.bf-sparse-max-bytes", "64mb"]);
+    let mut c = server.client();
+    assert_eq!(call!(c, "BF.RESERVE", "s", "0.01", "20000000"), ok());
+    assert_eq!(call!(c, "BF.ADD", "s", "x"), Int(1));
+    assert_eq!(call!(c, "TYPE", "s"), Simple("bloomrsSP".into()));
+    // The genuine value with a million hash pairs, strictly increasing, in place of its one.
+    let hashes: Vec<u8> = (1..=1_000_000u64)
+        .flat_map(|i| {
+            let mut pair = (i << 40).to_le_bytes().to_vec();
+            pair.extend_from_slice(&i.to_le_bytes());
+            pair
+        })
+        .collect();
+    let sparse_bytes = hashes.len() as i64;
+    let payload = Payload::parse(&call!(c, "DUMP", "s").bytes())
+        .with(4, RdbField::Buffer(hashes))
+        .encode();
+    assert_eq!(call!(c, "RESTORE", "big", "0", payload), ok());
+    let dense_bytes = 24_000_000i64;
+    let used = used_memory(&mut c);
+    let tight = used + dense_bytes - sparse_bytes / 2;
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "maxmemory", tight.to_string()),
+        ok()
+    );
+    let before = used_memory(&mut c);
+    assert_eq!(call!(c, "BF.PROMOTE", "big"), err(D1));
+    assert!((used_memory(&mut c) - before).abs() <= NOISE);
+    assert_eq!(call!(c, "TYPE", "big"), Simple("bloomrsSP".into()));
+    let roomy = used + dense_bytes + sparse_bytes;
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "maxmemory", roomy.to_string()),
+        ok()
+    );
+    assert_eq!(call!(c, "BF.PROMOTE", "big"), Int(1));
+    assert_eq!(call!(c, "TYPE", "big"), Simple("MBbloom--".into()));
+    assert_eq!(call!(c, "CONFIG", "SET", "maxmemory", "0"), ok());
+}

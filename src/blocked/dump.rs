@@ -12,8 +12,11 @@
 //! RedisBloom's first header field (the item count), the magic would be above 7·10^18 items,
 //! so the headers are told apart by it.
 
-use super::{BlockShape, Blocked};
-use crate::bloom::{chunk_in, chunks_from, load_chunk_in, Chunk, ChunkError, HeaderError};
+use super::{BlockLink, BlockShape, Blocked};
+use crate::bloom::{
+    chunk_in, chunks_from, load_chunk_in, reported_size, Chain, Chunk, ChunkError, HeaderError,
+    OPT_NO_SCALING,
+};
 
 /// The first eight bytes of every blocked header.
 pub const MAGIC: &[u8; 8] = b"bloomrsB";
@@ -61,7 +64,7 @@ impl Blocked {
         let mut out = Vec::with_capacity(FIXED + LINK_RECORD * self.links.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&HEADER_VERSION.to_le_bytes());
-        out.extend_from_slice(&flags(self.scaling).to_le_bytes());
+        out.extend_from_slice(&flags(self.is_scaling()).to_le_bytes());
         out.extend_from_slice(&self.growth.to_le_bytes());
         out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.size.to_le_bytes());
@@ -154,22 +157,61 @@ impl Blocked {
             super::validate_shape(shape).map_err(Refused::Invalid)?;
             bytes = bytes.checked_add(shape.bytes()).ok_or(Refused::TooLarge)?;
         }
-        if super::reported_size(shapes.len() as u64, bytes).is_none_or(|r| r > max_bytes) {
+        if reported_size::<BlockLink>(shapes.len() as u64, bytes).is_none_or(|r| r > max_bytes) {
             return Err(Refused::TooLarge);
         }
+        if growth < 1 {
+            return Err(Refused::Invalid("growth below 1"));
+        }
+        if flags & FLAG_NONSCALING != 0 && shapes.len() > 1 {
+            return Err(Refused::Invalid(
+                "a non-scaling filter of more than one link",
+            ));
+        }
+        derived_as_built(growth, shapes).map_err(Refused::Invalid)?;
         let mut links = Vec::with_capacity(shapes.len());
         for (shape, link_size) in shapes {
-            let mut link = super::BlockLink::allocate(*shape).map_err(|_| Refused::TooLarge)?;
+            let mut link = BlockLink::allocate(*shape).map_err(|_| Refused::TooLarge)?;
             link.size = *link_size;
             links.push(link);
         }
-        let filter = Blocked {
-            size,
-            growth,
-            scaling: flags & FLAG_NONSCALING == 0,
-            links,
+        let options = if flags & FLAG_NONSCALING == 0 {
+            0
+        } else {
+            OPT_NO_SCALING
         };
+        let filter = Blocked(Chain::from_links(size, options, growth, links));
         filter.validate(max_bytes).map_err(Refused::Invalid)?;
         Ok(filter)
     }
+}
+
+/// What commands build, checked against what a stored filter says of itself: the first link's
+/// bits per item and blocks are what its capacity and rate size (the search of `sizing`), each
+/// later link is the one the chain grows after the one before (`growth` times the capacity at
+/// half the rate), and every link but the newest took exactly its capacity (a chain grows
+/// only once its newest link is full). A header that misstates one of them is refused: the
+/// contents determine every one.
+fn derived_as_built(growth: u32, shapes: &[(BlockShape, u64)]) -> Result<(), &'static str> {
+    let (Some((first, _)), Some((newest, newest_size))) = (shapes.first(), shapes.last()) else {
+        return Err("link count out of range");
+    };
+    if BlockShape::new(first.capacity, first.error).ok() != Some(*first) {
+        return Err("first link not sized for its capacity and rate");
+    }
+    for pair in shapes.windows(2) {
+        let [(before, before_size), (after, _)] = pair else {
+            continue;
+        };
+        if *before_size != before.capacity {
+            return Err("a link before the newest not full");
+        }
+        if super::next_shape(before, growth) != Some(*after) {
+            return Err("a link not the one its chain grows");
+        }
+    }
+    if *newest_size > newest.capacity {
+        return Err("the newest link holds more than its capacity");
+    }
+    Ok(())
 }

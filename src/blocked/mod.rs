@@ -22,14 +22,14 @@ pub use dump::MAGIC;
 pub use rdb::ENCODING_VERSION;
 pub use sizing::{BlockShape, ShapeError, BLOCK_BYTES, MAX_HASHES, MIN_ERROR};
 
-use crate::bloom::{prefetch, AddError, CreateError, ItemHash, Lookahead, ERROR_TIGHTENING};
+use crate::bloom::{
+    prefetch, reported_size, AddError, Chain, ChainLink, CreateError, ItemHash, Lookahead, SetLink,
+    ERROR_TIGHTENING, OPT_NO_SCALING,
+};
 use crate::budget::Budget;
 
 /// More links than a chain can grow before its links' rates pass [`MIN_ERROR`].
 pub const MAX_LINKS: u64 = 64;
-/// Bytes accounted for the filter itself and for each link (their structs).
-const FILTER_OVERHEAD: u64 = 48;
-const LINK_OVERHEAD: u64 = 64;
 /// Links below this size stay in the caches: no prefetching.
 const PREFETCH_MIN_BYTES: u64 = 256 * 1024;
 
@@ -42,15 +42,22 @@ pub struct BlockLink {
     pub blocks: Blocks,
 }
 
-/// A scalable blocked Bloom filter.
+/// A scalable blocked Bloom filter: a chain of blocked links (its options are
+/// `OPT_NO_SCALING` or none), which it reads through as the chain it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Blocked {
-    /// Items added (reported new) over all links.
-    pub size: u64,
-    /// Capacity factor from one link to the next (EXPANSION).
-    pub growth: u32,
-    pub scaling: bool,
-    pub links: Vec<BlockLink>,
+pub struct Blocked(Chain<BlockLink>);
+
+impl std::ops::Deref for Blocked {
+    type Target = Chain<BlockLink>;
+    fn deref(&self) -> &Chain<BlockLink> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Blocked {
+    fn deref_mut(&mut self) -> &mut Chain<BlockLink> {
+        &mut self.0
+    }
 }
 
 impl From<ShapeError> for CreateError {
@@ -60,14 +67,6 @@ impl From<ShapeError> for CreateError {
             ShapeError::TooLarge => CreateError::TooLarge,
         }
     }
-}
-
-/// Bytes a filter with these links reports (BF.INFO Size, MEMORY USAGE).
-fn reported_size(links: u64, block_bytes: u64) -> Option<u64> {
-    LINK_OVERHEAD
-        .checked_mul(links)?
-        .checked_add(FILTER_OVERHEAD)?
-        .checked_add(block_bytes)
 }
 
 impl BlockLink {
@@ -116,6 +115,47 @@ impl BlockLink {
     }
 }
 
+/// A blocked link grows as a plain link does (`growth` times the capacity at half the rate),
+/// sized by the blocked search, and stops at [`MAX_LINKS`] or [`MIN_ERROR`].
+impl ChainLink for BlockLink {
+    type Shape = BlockShape;
+    const MAX_LINKS: u64 = MAX_LINKS;
+    const CHAIN_OVERHEAD: u64 = 48;
+    const LINK_OVERHEAD: u64 = 64;
+
+    #[inline]
+    fn contains(&self, hash: ItemHash) -> bool {
+        BlockLink::contains(self, hash)
+    }
+    #[inline]
+    fn insert(&mut self, hash: ItemHash) -> bool {
+        BlockLink::insert(self, hash)
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn size_mut(&mut self) -> &mut u64 {
+        &mut self.size
+    }
+    fn capacity(&self) -> u64 {
+        self.shape.capacity
+    }
+    fn bytes(&self) -> u64 {
+        BlockLink::bytes(self)
+    }
+    fn next_shape(&self, growth: u32, _options: u32) -> Option<BlockShape> {
+        next_shape(&self.shape, growth)
+    }
+    fn shape_bytes(shape: &BlockShape) -> u64 {
+        shape.bytes()
+    }
+    fn allocate(shape: &BlockShape, _options: u32) -> Option<Self> {
+        BlockLink::allocate(*shape).ok()
+    }
+}
+
+impl SetLink for BlockLink {}
+
 impl Blocked {
     /// A new empty filter. A scaling filter's first link gets half the requested error rate,
     /// as RedisBloom's does, so the whole chain stays within it; a non-scaling one gets all
@@ -136,15 +176,12 @@ impl Blocked {
             error
         };
         let shape = BlockShape::new(capacity, link_error)?;
-        if reported_size(1, shape.bytes()).is_none_or(|size| size > max_bytes) {
+        if reported_size::<BlockLink>(1, shape.bytes()).is_none_or(|size| size > max_bytes) {
             return Err(CreateError::TooLarge);
         }
-        Ok(Self {
-            size: 0,
-            growth,
-            scaling,
-            links: vec![BlockLink::allocate(shape)?],
-        })
+        let options = if scaling { 0 } else { OPT_NO_SCALING };
+        let link = BlockLink::allocate(shape)?;
+        Ok(Self(Chain::from_links(0, options, growth, vec![link])))
     }
 
     #[inline]
@@ -239,88 +276,11 @@ impl Blocked {
         }
     }
 
-    /// Adds an item by its hash (see [`Blocked::add`]).
-    pub fn add_hash(&mut self, hash: ItemHash, budget: &impl Budget) -> Result<bool, AddError> {
-        let Some((newest, older)) = self.links.split_last() else {
-            return Err(AddError::CannotGrow);
-        };
-        if older.iter().rev().any(|link| link.contains(hash)) {
-            return Ok(false);
-        }
-        // Setting the bits of the newest link tells whether the item was there already, so
-        // it is only checked first when the link is full (and a new one would be needed).
-        if newest.size >= newest.shape.capacity && newest.contains(hash) {
-            return Ok(false);
-        }
-        let link = self.open_link(budget)?;
-        let added = link.insert(hash);
-        if added {
-            link.size += 1;
-            self.size += 1;
-        }
-        Ok(added)
-    }
-
-    /// The newest link, after appending one if it holds its capacity.
-    fn open_link(&mut self, budget: &impl Budget) -> Result<&mut BlockLink, AddError> {
-        let full = self
-            .links
-            .last()
-            .is_none_or(|link| link.size >= link.shape.capacity);
-        if full {
-            if !self.scaling {
-                return Err(AddError::Full);
-            }
-            self.grow(budget)?;
-        }
-        self.links.last_mut().ok_or(AddError::CannotGrow)
-    }
-
-    /// Appends a link `growth` times larger and twice as tight, if the budget allows it.
-    fn grow(&mut self, budget: &impl Budget) -> Result<(), AddError> {
-        let newest = self.links.last().ok_or(AddError::CannotGrow)?;
-        if self.links.len() as u64 >= MAX_LINKS {
-            return Err(AddError::CannotGrow);
-        }
-        let capacity = newest
-            .shape
-            .capacity
-            .checked_mul(u64::from(self.growth))
-            .ok_or(AddError::CannotGrow)?;
-        let shape = BlockShape::new(capacity, newest.shape.error * ERROR_TIGHTENING)
-            .map_err(|_| AddError::CannotGrow)?;
-        let max_bytes = budget.limit(self.reported_bytes());
-        let fits = self
-            .block_bytes()
-            .checked_add(shape.bytes())
-            .and_then(|bytes| reported_size(self.links.len() as u64 + 1, bytes))
-            .is_some_and(|size| size <= max_bytes);
-        if !fits {
-            return Err(AddError::CannotGrow);
-        }
-        let link = BlockLink::allocate(shape).map_err(|_| AddError::CannotGrow)?;
-        self.links.push(link);
-        Ok(())
-    }
-
-    /// Bytes of the links' blocks.
-    pub fn block_bytes(&self) -> u64 {
-        self.links
-            .iter()
-            .map(BlockLink::bytes)
-            .fold(0u64, u64::saturating_add)
-    }
-
     /// Sum of link capacities (BF.INFO Capacity).
     pub fn capacity(&self) -> u64 {
         self.links
             .iter()
             .fold(0u64, |sum, link| sum.saturating_add(link.shape.capacity))
-    }
-
-    /// Bytes reported (BF.INFO Size, MEMORY USAGE): the structs plus the blocks.
-    pub fn reported_bytes(&self) -> u64 {
-        reported_size(self.links.len() as u64, self.block_bytes()).unwrap_or(u64::MAX)
     }
 
     /// The checks every value read from outside passes (RDB, DUMP/RESTORE, LOADCHUNK): at
@@ -333,6 +293,9 @@ impl Blocked {
         }
         if self.growth < 1 {
             return Err("growth below 1");
+        }
+        if self.options & !OPT_NO_SCALING != 0 {
+            return Err("unknown flags");
         }
         for link in &self.links {
             validate_shape(&link.shape)?;
@@ -352,6 +315,13 @@ impl Blocked {
         }
         Ok(())
     }
+}
+
+/// The link a chain of `growth` appends after a link of `shape`: `growth` times the capacity
+/// at half the rate, sized by the blocked search. None if no such link exists.
+pub(crate) fn next_shape(shape: &BlockShape, growth: u32) -> Option<BlockShape> {
+    let capacity = shape.capacity.checked_mul(u64::from(growth))?;
+    BlockShape::new(capacity, shape.error * ERROR_TIGHTENING).ok()
 }
 
 /// A link shape read from outside: in range, and within `max_bytes` before anything is

@@ -13,7 +13,7 @@ pub const ENCODING_VERSION: i32 = 1;
 impl Blocked {
     pub fn save(&self, w: &mut impl RdbWrite) {
         w.write_unsigned(self.size);
-        w.write_unsigned(u64::from(flags(self.scaling)));
+        w.write_unsigned(u64::from(flags(self.is_scaling())));
         w.write_unsigned(u64::from(self.growth));
         w.write_unsigned(self.links.len() as u64);
         for link in &self.links {

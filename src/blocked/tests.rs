@@ -316,7 +316,13 @@ fn refused_rdb_values() {
         field(7, 0),
         Err(LoadError::Invalid("block count out of range"))
     );
-    assert_eq!(field(7, 1 << 40), Err(LoadError::TooLarge));
+    // Sizes are checked before anything is allocated, and a link's blocks against its rate.
+    assert_eq!(
+        field(7, 1 << 40),
+        Err(LoadError::Invalid(
+            "first link not sized for its capacity and rate"
+        ))
+    );
     assert_eq!(
         field(3, 99),
         Err(LoadError::Invalid("link count out of range"))
@@ -345,6 +351,74 @@ fn refused_rdb_values() {
     );
 }
 
+/// Every field the contents determine, changed alone in a genuine RDB value: refused (the
+/// first link's bits per item and blocks follow from its capacity and rate, each later link
+/// from the one before, every link but the newest is full).
+#[test]
+fn fields_the_contents_determine_are_checked() {
+    let filter = filled(100, 0.01, true, 300, 6);
+    assert_eq!(filter.links.len(), 2);
+    let first = filter.links[0].shape;
+    let second = filter.links[1].shape;
+    let changed = |at: usize, value: crate::rdb::Field| {
+        let mut rdb = saved(&filter);
+        rdb.fields[at] = value;
+        Blocked::load(&mut rdb, ENCODING_VERSION, NO_LIMIT)
+    };
+    use crate::rdb::Field::{Double, Unsigned};
+    let not_sized = Err(LoadError::Invalid(
+        "first link not sized for its capacity and rate",
+    ));
+    let not_grown = Err(LoadError::Invalid("a link not the one its chain grows"));
+    // One item more of capacity rounds to the same blocks: the link is then not full.
+    assert_eq!(
+        changed(4, Unsigned(first.capacity + 1)),
+        Err(LoadError::Invalid("a link before the newest not full"))
+    );
+    assert_eq!(changed(4, Unsigned(first.capacity * 2)), not_sized);
+    assert_eq!(changed(5, Double(first.error * 0.9)), not_grown);
+    assert_eq!(changed(5, Double(first.error / 10.0)), not_sized);
+    assert_eq!(changed(6, Unsigned(u64::from(first.hashes) + 1)), not_sized);
+    assert_eq!(changed(7, Unsigned(first.blocks + 1)), not_sized);
+    assert_eq!(changed(9, Unsigned(second.capacity * 2)), not_grown);
+    assert_eq!(changed(10, Double(second.error * 2.0)), not_grown);
+    assert_eq!(
+        changed(11, Unsigned(u64::from(second.hashes) - 1)),
+        not_grown
+    );
+    assert_eq!(changed(12, Unsigned(second.blocks - 1)), not_grown);
+    assert_eq!(changed(2, Unsigned(3)), not_grown);
+    assert_eq!(
+        changed(1, Unsigned(1)),
+        Err(LoadError::Invalid(
+            "a non-scaling filter of more than one link"
+        ))
+    );
+    // The item counts: moved between links (the total still adds up), or past the capacity.
+    let mut rdb = saved(&filter);
+    rdb.fields[8] = Unsigned(filter.links[0].size - 1);
+    rdb.fields[13] = Unsigned(filter.links[1].size + 1);
+    assert_eq!(
+        Blocked::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+        Err(LoadError::Invalid("a link before the newest not full"))
+    );
+    let mut rdb = saved(&filter);
+    let over = second.capacity + 1;
+    rdb.fields[0] = Unsigned(filter.links[0].size + over);
+    rdb.fields[13] = Unsigned(over);
+    assert_eq!(
+        Blocked::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+        Err(LoadError::Invalid(
+            "the newest link holds more than its capacity"
+        ))
+    );
+    // The genuine value loads.
+    assert_eq!(
+        Blocked::load(&mut saved(&filter), ENCODING_VERSION, NO_LIMIT),
+        Ok(filter)
+    );
+}
+
 #[test]
 fn refused_headers() {
     let filter = filled(100, 0.01, true, 300, 7);
@@ -363,10 +437,8 @@ fn refused_headers() {
     assert_eq!(patched(24, &0u64.to_le_bytes()), bad);
     assert_eq!(patched(32 + 16, &0u32.to_le_bytes()), bad);
     assert_eq!(patched(32 + 8, &2.0f64.to_le_bytes()), bad);
-    assert_eq!(
-        patched(32 + 20, &(1u64 << 40).to_le_bytes()),
-        Err(HeaderError::TooLarge)
-    );
+    assert_eq!(patched(32 + 20, &(1u64 << 40).to_le_bytes()), bad);
+    assert_eq!(patched(32 + 20, &u64::MAX.to_le_bytes()), bad);
     assert_eq!(
         Blocked::from_header(&header[..header.len() - 1], NO_LIMIT),
         bad
@@ -384,7 +456,7 @@ fn refused_chunks_change_nothing() {
     let filter = filled(100, 0.01, true, 300, 8);
     let mut copy = Blocked::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
     let before = copy.clone();
-    let total = filter.block_bytes() as i64;
+    let total = filter.link_bytes() as i64;
     assert_eq!(copy.load_chunk(0, b""), Err(ChunkError::BadData));
     assert_eq!(copy.load_chunk(-5, b"x"), Err(ChunkError::BadData));
     assert_eq!(copy.load_chunk(2, b"xyz"), Err(ChunkError::BadData));

@@ -112,7 +112,7 @@ impl Chain {
 }
 
 /// RedisBloom's header serves every kind of cell: a link's byte count is its array's.
-impl<C: Cells> Chain<C> {
+impl<C: Cells> Chain<Link<C>> {
     /// The header SCANDUMP returns at iterator 0.
     pub fn encode_header(&self) -> Vec<u8> {
         let links = self.links.iter().map(|link| (link.shape(), link.size));
@@ -163,13 +163,7 @@ impl<C: Cells> Chain<C> {
             shapes.push((shape, link_size));
         }
         // Every size is checked before the first bit array is allocated.
-        let probe = Chain {
-            size,
-            options,
-            growth,
-            links: Vec::new(),
-        };
-        let reported = super::reported_size(u64::from(nlinks), total_bytes);
+        let reported = super::reported_size::<Link<C>>(u64::from(nlinks), total_bytes);
         if reported.is_none_or(|r| r > max_bytes) {
             return Err(HeaderError::TooLarge);
         }
@@ -180,7 +174,7 @@ impl<C: Cells> Chain<C> {
             link.size = link_size;
             links.push(link);
         }
-        let chain = Chain { links, ..probe };
+        let chain = Chain::from_links(size, options, growth, links);
         chain
             .validate(max_bytes)
             .map_err(|_| HeaderError::BadData)?;

@@ -5,8 +5,9 @@
 use std::marker::PhantomData;
 
 use super::cells::{Bits, Cells};
+use super::growth::{ChainLink, SetLink};
 use super::probe::{Modulus, Probes};
-use super::ItemHash;
+use super::{ItemHash, ERROR_TIGHTENING};
 
 /// ln(2), with the digits RedisBloom uses: the hash count is `ceil(LN2 * bpe)`, and the last
 /// digits decide the ceiling for some error rates.
@@ -314,7 +315,12 @@ pub fn validate_shape<C: Cells>(shape: &LinkShape) -> Result<(), &'static str> {
     if shape.n2 > 63 {
         return Err("n2 out of range");
     }
-    let fits = C::array_bytes(shape.bits).is_some_and(|needed| needed <= shape.bytes);
+    // The array is the bits' bytes rounded up to whole 64-bit words, as RedisBloom sizes it
+    // (its oldest encodings kept fewer bits than the array holds, never more words): a header
+    // may not ask for a larger array than its bits use.
+    let fits = C::array_bytes(shape.bits)
+        .and_then(|needed| needed.checked_next_multiple_of(8))
+        .is_some_and(|words| words == shape.bytes);
     if shape.bits == 0 || !fits {
         return Err("bit count does not match the array");
     }
@@ -326,6 +332,50 @@ pub fn validate_shape<C: Cells>(shape: &LinkShape) -> Result<(), &'static str> {
     }
     Ok(())
 }
+
+/// RedisBloom's links (and counting links): sized by the classic formula, each next link
+/// `growth` times the capacity at half the error rate, under the chain's options.
+impl<C: Cells> ChainLink for Link<C> {
+    type Shape = LinkShape;
+    const MAX_LINKS: u64 = super::MAX_LINKS;
+    const CHAIN_OVERHEAD: u64 = 32;
+    const LINK_OVERHEAD: u64 = 64;
+
+    #[inline]
+    fn contains(&self, hash: ItemHash) -> bool {
+        Link::contains(self, hash)
+    }
+    #[inline]
+    fn insert(&mut self, hash: ItemHash) -> bool {
+        Link::insert(self, hash)
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn size_mut(&mut self) -> &mut u64 {
+        &mut self.size
+    }
+    fn capacity(&self) -> u64 {
+        self.entries
+    }
+    fn bytes(&self) -> u64 {
+        Link::bytes(self)
+    }
+    fn next_shape(&self, growth: u32, options: u32) -> Option<LinkShape> {
+        let entries = self.entries.checked_mul(u64::from(growth))?;
+        LinkShape::new(entries, self.error * ERROR_TIGHTENING, options)
+            .and_then(LinkShape::with_cells::<C>)
+            .ok()
+    }
+    fn shape_bytes(shape: &LinkShape) -> u64 {
+        shape.bytes
+    }
+    fn allocate(shape: &LinkShape, options: u32) -> Option<Self> {
+        Link::allocate(shape, options & OPT_FORCE64 != 0).ok()
+    }
+}
+
+impl SetLink for Link<Bits> {}
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@
 
 mod cells;
 mod dump;
+mod growth;
 pub(crate) mod link;
 mod probe;
 mod rdb;
@@ -13,6 +14,7 @@ pub use dump::{
     chunk_in, chunk_start, chunks_from, encode_header, load_chunk_in, Chunk, ChunkError,
     HeaderError, MAX_CHUNK,
 };
+pub use growth::{reported_size, Chain, ChainLink, SetLink};
 pub(crate) use link::prefetch;
 pub use link::{
     Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
@@ -29,9 +31,6 @@ pub const MAX_LINKS: u64 = 1100;
 pub const ERROR_TIGHTENING: f64 = 0.5;
 /// Probes prefetched ahead in a chain of one link: every probe of a 0.01 filter and more.
 const PREFETCH_ALONE: usize = 16;
-/// Bytes RedisBloom accounts for the chain itself and for each link (its C struct sizes).
-const CHAIN_OVERHEAD: u64 = 32;
-const LINK_OVERHEAD: u64 = 64;
 
 /// The two 64-bit hashes an item's probe positions are derived from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -132,27 +131,6 @@ pub enum AddError {
     Freezing,
 }
 
-/// A scalable Bloom filter: links of `C` cells (bits for RedisBloom's filters), each
-/// `growth` times larger and twice as tight as the one before. The chain walk (hashing,
-/// lookups across links, prefetching, growth, chunks) is the same for every kind of cell.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chain<C: Cells = Bits> {
-    /// Items added (reported new) over all links.
-    pub size: u64,
-    pub options: u32,
-    /// Capacity factor from one link to the next (EXPANSION).
-    pub growth: u32,
-    pub links: Vec<Link<C>>,
-}
-
-/// Bytes a chain with these link sizes reports (BF.INFO Size, MEMORY USAGE).
-pub(crate) fn reported_size(nlinks: u64, link_bytes: u64) -> Option<u64> {
-    LINK_OVERHEAD
-        .checked_mul(nlinks)?
-        .checked_add(CHAIN_OVERHEAD)?
-        .checked_add(link_bytes)
-}
-
 impl From<LinkError> for CreateError {
     fn from(e: LinkError) -> Self {
         match e {
@@ -162,7 +140,7 @@ impl From<LinkError> for CreateError {
     }
 }
 
-impl<C: Cells> Chain<C> {
+impl<C: Cells> Chain<Link<C>> {
     /// A new empty chain of `C` cells: `BF.RESERVE` and auto-creation.
     pub fn reserve(
         capacity: u64,
@@ -177,12 +155,7 @@ impl<C: Cells> Chain<C> {
         }
         let (options, shape) = Self::first_link(capacity, error, scaling, max_bytes)?;
         let link = Link::allocate(&shape, true)?;
-        Ok(Self {
-            size: 0,
-            options,
-            growth,
-            links: vec![link],
-        })
+        Ok(Self::from_links(0, options, growth, vec![link]))
     }
 
     /// The options and first link of a new chain, checked against `max_bytes` before anything
@@ -201,14 +174,10 @@ impl<C: Cells> Chain<C> {
             link_error = error;
         }
         let shape = LinkShape::new(capacity, link_error, options)?.with_cells::<C>()?;
-        if reported_size(1, shape.bytes).is_none_or(|size| size > max_bytes) {
+        if reported_size::<Link<C>>(1, shape.bytes).is_none_or(|size| size > max_bytes) {
             return Err(CreateError::TooLarge);
         }
         Ok((options, shape))
-    }
-
-    pub fn is_scaling(&self) -> bool {
-        self.options & OPT_NO_SCALING == 0
     }
 
     /// Whether the chain hashes with MurmurHash64A (all filters created since RedisBloom 2.0).
@@ -299,64 +268,11 @@ impl<C: Cells> Chain<C> {
         }
     }
 
-    /// The newest link, after appending one if it holds its capacity: `Full` for a
-    /// non-scaling chain, `CannotGrow` if the budget does not allow the new link.
-    pub fn open_link(&mut self, budget: impl Budget) -> Result<&mut Link<C>, AddError> {
-        let needs_link = self
-            .links
-            .last()
-            .is_none_or(|link| link.size >= link.entries);
-        if needs_link {
-            if !self.is_scaling() {
-                return Err(AddError::Full);
-            }
-            self.grow(&budget)?;
-        }
-        self.links.last_mut().ok_or(AddError::CannotGrow)
-    }
-
-    /// Appends a link `growth` times larger and twice as tight as the newest one, if the
-    /// budget allows the chain's new size.
-    fn grow(&mut self, budget: &impl Budget) -> Result<(), AddError> {
-        let newest = self.links.last().ok_or(AddError::CannotGrow)?;
-        let entries = newest
-            .entries
-            .checked_mul(u64::from(self.growth))
-            .ok_or(AddError::CannotGrow)?;
-        let shape = LinkShape::new(entries, newest.error * ERROR_TIGHTENING, self.options)
-            .and_then(LinkShape::with_cells::<C>)
-            .map_err(|_| AddError::CannotGrow)?;
-        let total = self.link_bytes().checked_add(shape.bytes);
-        let max_bytes = budget.limit(self.reported_bytes());
-        let fits = total
-            .and_then(|bytes| reported_size(self.links.len() as u64 + 1, bytes))
-            .is_some_and(|size| size <= max_bytes);
-        if !fits {
-            return Err(AddError::CannotGrow);
-        }
-        let link = Link::allocate(&shape, self.is_64bit()).map_err(|_| AddError::CannotGrow)?;
-        self.links.push(link);
-        Ok(())
-    }
-
-    /// Bytes of the links' bit arrays.
-    pub fn link_bytes(&self) -> u64 {
-        self.links
-            .iter()
-            .map(Link::<C>::bytes)
-            .fold(0u64, u64::saturating_add)
-    }
-
     /// Sum of link capacities (BF.INFO Capacity).
     pub fn capacity(&self) -> u64 {
         self.links
             .iter()
             .fold(0u64, |sum, link| sum.wrapping_add(link.entries))
-    }
-
-    /// Bytes as RedisBloom reports them (BF.INFO Size): struct sizes plus arrays.
-    pub fn reported_bytes(&self) -> u64 {
-        reported_size(self.links.len() as u64, self.link_bytes()).unwrap_or(u64::MAX)
     }
 
     /// RedisBloom's chain integrity check: known options only, and link sizes adding up.
@@ -416,29 +332,6 @@ impl Chain {
         mut answer: impl FnMut(Result<bool, AddError>) -> bool,
     ) {
         self.each_ahead(items, |chain, hash| answer(chain.add_hash(hash, &budget)));
-    }
-
-    /// Adds an item by its hashes (see [`Chain::add`]).
-    pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
-        let Some((newest, older)) = self.links.split_last() else {
-            return Err(AddError::CannotGrow);
-        };
-        if older.iter().rev().any(|link| link.contains(hash)) {
-            return Ok(false);
-        }
-        // One pass over the newest link when it has room: setting its bits tells whether they
-        // were all set already (the item was there and nothing changed), so it is not checked
-        // first.
-        if newest.size >= newest.entries && newest.contains(hash) {
-            return Ok(false);
-        }
-        let link = self.open_link(budget)?;
-        let added = link.insert(hash);
-        if added {
-            link.size += 1;
-            self.size += 1;
-        }
-        Ok(added)
     }
 }
 

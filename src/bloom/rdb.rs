@@ -21,7 +21,7 @@ impl Chain {
 }
 
 /// The field order serves every kind of cell: a link's array is a buffer either way.
-impl<C: Cells> Chain<C> {
+impl<C: Cells> Chain<Link<C>> {
     pub fn save(&self, w: &mut impl RdbWrite) {
         w.write_unsigned(self.size);
         w.write_unsigned(self.links.len() as u64);
@@ -67,19 +67,14 @@ impl<C: Cells> Chain<C> {
         for _ in 0..nlinks {
             let link = load_link(r, encver, options)?;
             total_bytes = total_bytes.saturating_add(link.bytes());
-            if super::reported_size(links.len() as u64 + 1, total_bytes)
+            if super::reported_size::<Link<C>>(links.len() as u64 + 1, total_bytes)
                 .is_none_or(|s| s > max_bytes)
             {
                 return Err(LoadError::TooLarge);
             }
             links.push(link);
         }
-        let chain = Chain {
-            size,
-            options,
-            growth,
-            links,
-        };
+        let chain = Chain::from_links(size, options, growth, links);
         chain.validate(max_bytes).map_err(LoadError::Invalid)?;
         Ok(chain)
     }

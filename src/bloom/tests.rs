@@ -656,3 +656,28 @@ mod fixtures {
         }
     }
 }
+
+/// A link's array is its bits' bytes in whole 64-bit words: a genuine header (or RDB value)
+/// asking for a larger array than its bits use is refused, whatever the memory limits allow.
+#[test]
+fn a_link_array_larger_than_its_bits_is_refused() {
+    let chain = reserve(0.01, 20, 2, true);
+    let header = chain.encode_header();
+    assert_eq!(Chain::from_header(&header, NO_LIMIT).as_ref(), Ok(&chain));
+    let bytes = chain.links[0].bytes();
+    for larger in [bytes + 8, bytes << 24] {
+        let mut crafted = header.clone();
+        crafted[20..28].copy_from_slice(&larger.to_le_bytes());
+        assert_eq!(
+            Chain::from_header(&crafted, NO_LIMIT),
+            Err(HeaderError::BadData)
+        );
+    }
+    let mut rdb = MemoryRdb::new();
+    chain.save(&mut rdb);
+    rdb.fields[10] = crate::rdb::Field::Buffer(vec![0; bytes as usize + 8]);
+    assert_eq!(
+        Chain::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+        Err(LoadError::Invalid("bit count does not match the array"))
+    );
+}

@@ -12,7 +12,7 @@
 //! be above 7·10^18 items, more than any filter holds, so the headers are told apart by it.
 
 use super::{Counter4, CountingFilter};
-use crate::bloom::{Cells, Chain, HeaderError};
+use crate::bloom::{Cells, Chain, HeaderError, Link};
 
 /// The first eight bytes of every counting header.
 pub const MAGIC: &[u8; 8] = b"bloomrsC";
@@ -48,7 +48,7 @@ impl CountingFilter {
         }
         let mut items = [0u8; 8];
         items.copy_from_slice(rest.get(8..16).ok_or(HeaderError::BadData)?);
-        let chain = Chain::<Counter4>::decode_header(chain_header, max_bytes)?;
+        let chain = Chain::<Link<Counter4>>::decode_header(chain_header, max_bytes)?;
         Self::from_checked(chain, u64::from_le_bytes(items)).map_err(|_| HeaderError::BadData)
     }
 }

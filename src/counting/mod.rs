@@ -33,7 +33,7 @@ pub use dump::MAGIC;
 pub use rdb::ENCODING_VERSION;
 
 use crate::bloom::{
-    AddError, Chain, CreateError, ItemHash, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
+    AddError, Chain, CreateError, ItemHash, Link, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
 };
 use crate::budget::Budget;
 
@@ -42,7 +42,7 @@ use crate::budget::Budget;
 pub struct CountingFilter {
     /// Each link's `size` counts the distinct items its counters hold (what its capacity and
     /// error rate are about), so repeated adds of one item never make the chain grow.
-    pub chain: Chain<Counter4>,
+    pub chain: Chain<Link<Counter4>>,
     /// Adds minus deletes: the multiset's size (`BF.CARD`).
     pub items: u64,
 }
@@ -136,10 +136,16 @@ impl CountingFilter {
     }
 
     /// A chain that passed `bloom`'s checks, if it has the options a counting filter is made
-    /// with (64-bit hashing, links sized without rounding).
-    fn from_checked(chain: Chain<Counter4>, items: u64) -> Result<Self, &'static str> {
+    /// with (64-bit hashing, links sized without rounding), and no link holds more distinct
+    /// items than its capacity (a full link makes the chain grow first). The adds outstanding
+    /// are not compared with the distinct items: a delete of an item never added takes an
+    /// add back while the link may still read it present.
+    fn from_checked(chain: Chain<Link<Counter4>>, items: u64) -> Result<Self, &'static str> {
         if chain.options & !OPT_NO_SCALING != OPT_NOROUND | OPT_FORCE64 {
             return Err("options of a counting filter");
+        }
+        if chain.links.iter().any(|link| link.size > link.entries) {
+            return Err("a link holds more distinct items than its capacity");
         }
         Ok(Self { chain, items })
     }
@@ -148,7 +154,7 @@ impl CountingFilter {
 /// Increments the item's counters in the newest link that holds it, or else in the open link
 /// (growing the chain if it is full), where it then counts as one more distinct item.
 fn add_hash(
-    chain: &mut Chain<Counter4>,
+    chain: &mut Chain<Link<Counter4>>,
     hash: ItemHash,
     budget: &impl Budget,
 ) -> Result<bool, AddError> {
@@ -167,7 +173,7 @@ fn add_hash(
 /// Decrements the item's counters if exactly one link holds it and one of them can be taken
 /// back (not all saturated); the link holds one distinct item fewer once it no longer reads
 /// the item present.
-fn delete_hash(chain: &mut Chain<Counter4>, hash: ItemHash) -> Result<bool, DeleteError> {
+fn delete_hash(chain: &mut Chain<Link<Counter4>>, hash: ItemHash) -> Result<bool, DeleteError> {
     let mut holders = chain.links.iter_mut().filter(|link| link.contains(hash));
     let Some(link) = holders.next() else {
         return Ok(false);

@@ -3,7 +3,7 @@
 //! and checks.
 
 use super::{Counter4, CountingFilter};
-use crate::bloom::{self, Cells, Chain};
+use crate::bloom::{self, Cells, Chain, Link};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 pub const ENCODING_VERSION: i32 = 1;
@@ -23,7 +23,7 @@ impl CountingFilter {
             return Err(LoadError::Invalid("counter width"));
         }
         let items = r.read_unsigned()?;
-        let chain = Chain::<Counter4>::read(r, bloom::ENCODING_VERSION, max_bytes)?;
+        let chain = Chain::<Link<Counter4>>::read(r, bloom::ENCODING_VERSION, max_bytes)?;
         Self::from_checked(chain, items).map_err(LoadError::Invalid)
     }
 }

@@ -247,6 +247,34 @@ fn rdb_round_trip_and_refusals() {
     );
 }
 
+/// A link's distinct items past its capacity, in a genuine RDB value (moved from another
+/// link, so the sizes still add up), are refused.
+#[test]
+fn a_link_past_its_capacity_is_refused() {
+    let mut f = reserve(0.01, 100, true);
+    for i in 0..150u32 {
+        f.add(&i.to_le_bytes(), NO_LIMIT).unwrap();
+    }
+    f.add(&1u32.to_le_bytes(), NO_LIMIT).unwrap();
+    assert_eq!(f.chain.links.len(), 2);
+    let mut rdb = MemoryRdb::new();
+    f.save(&mut rdb);
+    let load = |rdb: &mut MemoryRdb| CountingFilter::load(rdb, ENCODING_VERSION, NO_LIMIT);
+    use crate::rdb::Field::Unsigned;
+    // Fields: width, adds, then the chain: size, links, options, growth, and per link eight
+    // (capacity, error, hashes, bpe, bits, n2, counters, distinct items).
+    let mut moved = rdb.clone();
+    moved.fields[13] = Unsigned(f.chain.links[0].size + 1);
+    moved.fields[21] = Unsigned(f.chain.links[1].size - 1);
+    assert_eq!(
+        load(&mut moved),
+        Err(LoadError::Invalid(
+            "a link holds more distinct items than its capacity"
+        ))
+    );
+    assert_eq!(load(&mut rdb), Ok(f));
+}
+
 #[test]
 fn header_and_chunks_round_trip() {
     let mut f = reserve(0.01, 1000, true);

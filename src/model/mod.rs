@@ -33,7 +33,6 @@ macro_rules! through_codec {
     };
 }
 
-mod blocked;
 mod chain;
 mod codec;
 mod compact;
@@ -46,8 +45,7 @@ mod sparse;
 mod static_set;
 mod windowed;
 
-pub use blocked::BlockedKind;
-pub use chain::Plain;
+pub use chain::{BlockedKind, Plain};
 pub use codec::{decode_value, Codec};
 pub use compact::{CompactCounting, CompactPlain};
 pub use counting::Counting;

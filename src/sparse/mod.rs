@@ -21,7 +21,7 @@ mod rdb;
 pub use dump::MAGIC;
 pub use rdb::ENCODING_VERSION;
 
-use crate::bloom::{reported_size, Chain, CreateError, ItemHash, LinkShape};
+use crate::bloom::{reported_size, Chain, CreateError, ItemHash, Link, LinkShape};
 use crate::bloom::{OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING};
 use crate::rdb::LoadError;
 
@@ -99,7 +99,7 @@ impl Sparse {
     /// Bytes the dense chain would occupy (its BF.INFO Size when created).
     pub fn dense_bytes(&self) -> u64 {
         self.dense_link()
-            .and_then(|shape| reported_size(1, shape.bytes))
+            .and_then(|shape| reported_size::<Link>(1, shape.bytes))
             .unwrap_or(u64::MAX)
     }
 
@@ -112,7 +112,7 @@ impl Sparse {
     /// larger than the dense chain nor `sparse_max_bytes`. None if not even the empty form fits.
     pub fn max_items(&self, sparse_max_bytes: u64) -> Option<u64> {
         let shape = self.dense_link()?;
-        let dense = reported_size(1, shape.bytes)?;
+        let dense = reported_size::<Link>(1, shape.bytes)?;
         let room = dense.min(sparse_max_bytes).checked_sub(OVERHEAD)?;
         Some((room / HASH_BYTES).min(shape.entries))
     }

@@ -74,7 +74,7 @@ impl BloomValue for Blocked {
             size: self.reported_bytes(),
             filters: self.links.len() as u64,
             items: self.size,
-            expansion: self.scaling.then_some(self.growth),
+            expansion: self.is_scaling().then_some(self.growth),
             extra: Vec::new(),
         }
     }

@@ -9,7 +9,7 @@ use super::Info;
 
 impl Info {
     /// RedisBloom's five fields of a chain, whatever its cells.
-    pub fn of_chain<C: Cells>(chain: &Chain<C>) -> Info {
+    pub fn of_chain<C: Cells>(chain: &Chain<Link<C>>) -> Info {
         Info {
             capacity: chain.capacity(),
             size: chain.reported_bytes(),
@@ -22,7 +22,7 @@ impl Info {
 }
 
 /// Every field and array of a chain, for `DEBUG DIGEST-VALUE`.
-pub fn digest_chain<C: Cells>(chain: &Chain<C>, digest: &mut Digest) {
+pub fn digest_chain<C: Cells>(chain: &Chain<Link<C>>, digest: &mut Digest) {
     for number in [
         chain.size,
         u64::from(chain.options),
@@ -47,7 +47,7 @@ pub fn digest_chain<C: Cells>(chain: &Chain<C>, digest: &mut Digest) {
 }
 
 /// Moves a chain's heap blocks (active defragmentation).
-pub fn relocate_chain<C: Cells>(chain: &mut Chain<C>, defrag: &Defrag) {
+pub fn relocate_chain<C: Cells>(chain: &mut Chain<Link<C>>, defrag: &Defrag) {
     defrag.vec(&mut chain.links);
     for link in &mut chain.links {
         defrag.bytes(&mut link.array);

@@ -60,6 +60,13 @@ fn limit(write: &Write) -> u64 {
     }
 }
 
+/// The most bytes the dense chain of a promotion may take. It is allocated while the sparse
+/// form still exists (freed only once the chain takes the key's place), so it must fit what
+/// memory allows on its own, as a new filter does, not on top of the sparse form's bytes.
+fn promotion_limit(admission: &impl Budget) -> u64 {
+    admission.limit(0)
+}
+
 impl Sparse {
     /// Promotes on the item that did not fit (the `answered`-th of the command), then adds it
     /// and the rest to the chain, which takes the key's place; replicates the promotion at
@@ -72,7 +79,7 @@ impl Sparse {
         write: &mut Write,
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
-        let Ok(mut chain) = self.promote(write.admission.limit(self.bytes())) else {
+        let Ok(mut chain) = self.promote(promotion_limit(&write.admission)) else {
             // The dense chain does not fit the per-filter limit: like a failed scale-out,
             // every new item fails and the filter stays sparse.
             if answer(Err(AddError::CannotGrow)) {
@@ -242,7 +249,7 @@ pub fn promote(ctx: Ctx, args: Args) -> CommandResult {
     let mut key = ctx.open_key(key_name, true);
     let admission = ctx.admission();
     let chain = match key.slot::<Sparse>(&SPARSE_TYPE) {
-        Slot::Ours(sparse) => sparse.promote(admission.limit(sparse.bytes()))?,
+        Slot::Ours(sparse) => sparse.promote(promotion_limit(&admission))?,
         Slot::Empty => return Err(NOT_FOUND.into()),
         Slot::WrongType => {
             return match lookup(&mut key) {

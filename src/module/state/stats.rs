@@ -7,7 +7,7 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use crate::bloom::{Cells, Chain};
+use crate::bloom::{Cells, Chain, Link};
 use crate::cuckoo::CuckooFilter;
 
 /// What one value contributes to the totals.
@@ -115,7 +115,7 @@ pub fn saturating(value: u64) -> i64 {
 }
 
 /// What a chain of any cells contributes: its reported bytes, items and links.
-pub fn chain_measure<C: Cells>(chain: &Chain<C>) -> Measure {
+pub fn chain_measure<C: Cells>(chain: &Chain<Link<C>>) -> Measure {
     Measure {
         values: 1,
         bytes: saturating(chain.reported_bytes()),

@@ -1,0 +1,175 @@
+//! Genuine dumps with one header field changed (issue 35): what a loader accepts is a value
+//! commands could have built, or one that every later command keeps loadable; what it refuses
+//! leaves the server and the data set as they were.
+pub mod common;
+
+use common::*;
+
+const HEADER_FIXED: usize = 20;
+const LINK_RECORD: usize = 53;
+/// Where a link's error rate sits in its record of a chain header.
+const ERROR_AT: usize = 24;
+
+fn links(c: &mut Client, key: &str) -> i64 {
+    let info = call!(c, "BF.INFO", key, "FILTERS").array();
+    info[0].int()
+}
+
+/// Adds new items one batch at a time until an add is refused; the items answered.
+fn add_until_refused(c: &mut Client, key: &str, prefix: &str) -> Vec<Reply> {
+    let mut answers = Vec::new();
+    for batch in 0..100 {
+        let items: Vec<String> = (0..100).map(|i| format!("{prefix}{batch}:{i}")).collect();
+        let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+        args.extend(items);
+        let reply = c.call(&args).array();
+        let refused = reply.iter().any(|r| matches!(r, Reply::Error(_)));
+        answers.extend(reply);
+        if refused {
+            return answers;
+        }
+    }
+    panic!("{key}: never refused");
+}
+
+/// A chain grown by commands to its last link (the error rate halves with every link until
+/// none is left), then LOADCHUNKed with the newest link's error rate raised back to 0.5: the
+/// chain grows again, but no further than the loaders' link limit (1100), so its DUMP still
+/// RESTOREs and DEBUG RELOAD keeps it. The build before issue 35 grew it past 1100 links, which
+/// no loader then accepted.
+#[test]
+fn a_chain_with_a_misstated_error_rate_grows_no_further_than_its_loaders_accept() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(
+        call!(c, "BF.RESERVE", "grown", "0.5", "1", "EXPANSION", "1"),
+        ok()
+    );
+    add_until_refused(&mut c, "grown", "a");
+    let genuine = links(&mut c, "grown");
+    assert!((1000..1100).contains(&genuine), "{genuine} links");
+    let mut chunks = scandump(&mut c, "BF.SCANDUMP", "grown");
+    let header = &mut chunks[0].1;
+    assert_eq!(header.len(), HEADER_FIXED + LINK_RECORD * genuine as usize);
+    let at = HEADER_FIXED + LINK_RECORD * (genuine as usize - 1) + ERROR_AT;
+    header[at..at + 8].copy_from_slice(&0.5f64.to_le_bytes());
+    load_chunks(&mut c, "BF.LOADCHUNK", "crafted", &chunks);
+    add_until_refused(&mut c, "crafted", "b");
+    assert_eq!(links(&mut c, "crafted"), 1100);
+    let dump = call!(c, "DUMP", "crafted").bytes();
+    assert_eq!(call!(c, "RESTORE", "copy", "0", dump), ok());
+    let before = bloom_state(&mut c, "crafted");
+    assert_eq!(bloom_state(&mut c, "copy"), before);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(bloom_state(&mut c, "crafted"), before);
+}
+
+/// Every field of a blocked filter's SCANDUMP header that the contents determine, changed
+/// alone in a genuine header: LOADCHUNK refuses it and creates nothing.
+#[test]
+fn a_blocked_header_with_one_determined_field_changed_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "b", "0.01", "100", "BLOCKED"), ok());
+    madd_new(&mut c, "b", 300);
+    assert_eq!(links(&mut c, "b"), 2);
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "b");
+    let header = &chunks[0].1;
+    // magic 8, version 4, flags 4, growth 4, links 4, items 8; per link: capacity 8,
+    // error 8, bits per item 4, blocks 8, items 8.
+    let (fixed, record) = (32usize, 36usize);
+    let read = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap());
+    let first_items = read(fixed + 28);
+    let changes: Vec<(&str, usize, Vec<u8>)> = vec![
+        ("growth", 16, 3u32.to_le_bytes().to_vec()),
+        (
+            "first capacity",
+            fixed,
+            (read(fixed) * 2).to_le_bytes().to_vec(),
+        ),
+        ("first error", fixed + 8, 0.0005f64.to_le_bytes().to_vec()),
+        (
+            "first bits per item",
+            fixed + 16,
+            3u32.to_le_bytes().to_vec(),
+        ),
+        (
+            "first blocks",
+            fixed + 20,
+            (read(fixed + 20) + 1).to_le_bytes().to_vec(),
+        ),
+        (
+            "second blocks",
+            fixed + record + 20,
+            (read(fixed + record + 20) - 1).to_le_bytes().to_vec(),
+        ),
+        (
+            "first link not full",
+            fixed + 28,
+            (first_items - 1).to_le_bytes().to_vec(),
+        ),
+    ];
+    for (what, at, bytes) in changes {
+        let mut crafted = header.clone();
+        crafted[at..at + bytes.len()].copy_from_slice(&bytes);
+        let reply = call!(c, "BF.LOADCHUNK", "crafted", chunks[0].0, crafted);
+        assert!(matches!(reply, Reply::Error(_)), "{what}: {reply:?}");
+        assert_eq!(call!(c, "EXISTS", "crafted"), Int(0), "{what}");
+    }
+    load_chunks(&mut c, "BF.LOADCHUNK", "genuine", &chunks);
+    assert_eq!(bloom_state(&mut c, "genuine"), bloom_state(&mut c, "b"));
+}
+
+/// Adds `count` new items in batches (none refused).
+fn madd_new(c: &mut Client, key: &str, count: usize) {
+    let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+    args.extend((0..count).map(|i| format!("item{i}")));
+    let reply = c.call(&args).array();
+    assert!(reply.iter().all(|r| matches!(r, Int(_))));
+}
+
+/// A counting filter's SCANDUMP header with one item moved from its newest link's count to
+/// the full link before it (the counts still add up): refused, nothing created.
+#[test]
+fn a_counting_header_with_a_link_past_its_capacity_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "n", "0.01", "100", "COUNTING"), ok());
+    madd_new(&mut c, "n", 300);
+    assert_eq!(links(&mut c, "n"), 2);
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "n");
+    let size_at = |link: usize| 24 + HEADER_FIXED + LINK_RECORD * link + 16;
+    let mut crafted = chunks[0].1.clone();
+    for (link, delta) in [(0usize, 1i64), (1, -1)] {
+        let at = size_at(link);
+        let size = u64::from_le_bytes(crafted[at..at + 8].try_into().unwrap());
+        let moved = (size as i64 + delta) as u64;
+        crafted[at..at + 8].copy_from_slice(&moved.to_le_bytes());
+    }
+    let reply = call!(c, "BF.LOADCHUNK", "crafted", chunks[0].0, crafted);
+    assert!(matches!(reply, Reply::Error(_)), "{reply:?}");
+    assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
+    load_chunks(&mut c, "BF.LOADCHUNK", "genuine", &chunks);
+    assert_eq!(bloom_state(&mut c, "genuine"), bloom_state(&mut c, "n"));
+}
+
+/// A genuine plain header whose first link asks for a larger array than its bits use (the
+/// bytes field alone changed, to 16 MiB times the genuine size): refused, nothing allocated.
+/// The build before accepted it and made a 24-byte filter a 400 MB one.
+#[test]
+fn a_plain_header_with_a_larger_array_than_its_bits_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "p", "0.01", "20"), ok());
+    madd_new(&mut c, "p", 10);
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "p");
+    let mut crafted = chunks[0].1.clone();
+    let at = HEADER_FIXED;
+    let bytes = u64::from_le_bytes(crafted[at..at + 8].try_into().unwrap());
+    crafted[at..at + 8].copy_from_slice(&(bytes << 24).to_le_bytes());
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "crafted", chunks[0].0, crafted),
+        err("ERR received bad data")
+    );
+    assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
+}
