@@ -273,8 +273,11 @@ fn chain_kinds_from_crafted_headers_keep_their_promises() {
     let p = params(10, 0.01, 2, 0);
     let plain: Plain = grown(&p, 40);
     assert!(crafted_headers::<Plain, _>(&plain.0, 0x3101) > 0);
+    // Every field of a blocked chain's header is determined by its contents (the first link by
+    // capacity and rate, each later one by growth, fills by the links before), so no header with
+    // one byte changed loads at all.
     let blocked: BlockedKind = grown(&p, 40);
-    assert!(crafted_headers::<BlockedKind, _>(&blocked.0, 0x3102) > 0);
+    assert_eq!(crafted_headers::<BlockedKind, _>(&blocked.0, 0x3102), 0);
     let counting: Counting = grown(&p, 40);
     assert!(crafted_headers::<Counting, _>(&counting.0, 0x3103) > 0);
 }
