@@ -11,7 +11,9 @@
 #   valkey9   Valkey 9.1.x built from Debian 14's source package (scripts/install-deps.sh)
 # Several may be given, separated by spaces or commas: SERVER="redis8 valkey9".
 #
-# SUITES_AT_ONCE (default 2) passes run at the same time, each printed whole when it ends.
+# SUITES_AT_ONCE (default: all of them) passes run at the same time, each printed whole when it
+# ends. The tests are built with the `tests` profile (Cargo.toml: optimised, no link-time
+# optimisation); the module they load is the release build (`cargo build --release`).
 #
 # Every pass also gets BLOOMRS_SERVERS, the binaries of all five that are present, for the tests
 # that move filters between servers.
@@ -50,12 +52,13 @@ BLOOMRS_SERVERS="$(
 export BLOOMRS_SERVERS
 
 # Build the test binaries once, outside the timed passes.
-"$cargo" test --release --test '*' --no-run || exit 1
+"$cargo" test --profile tests --test '*' --no-run || exit 1
 
-# Suites run SUITES_AT_ONCE at a time (default 2): a suite spends much of its time waiting on
-# its servers (replication, restarts, timeouts), so two share the two cores of a small machine
-# well. Each suite's output is kept in a file and printed whole when it ends.
-at_once="${SUITES_AT_ONCE:-2}"
+# Suites run SUITES_AT_ONCE at a time (default: all): a suite spends most of its time waiting on
+# its servers (replication, restarts, timeouts; about a quarter of a core each), so all five
+# share the two cores of a small machine well. Each suite's output is kept in a file and printed
+# whole when it ends.
+at_once="${SUITES_AT_ONCE:-${#names[@]}}"
 if ! [[ "$at_once" =~ ^[1-9][0-9]*$ ]]; then
     echo "SUITES_AT_ONCE must be a positive number, not '$at_once'" >&2
     exit 2
@@ -77,7 +80,7 @@ run_suite() {
     start=$(date +%s)
     {
         echo "=== integration suite on $name: $server $version ==="
-        BLOOMRS_SERVER="$server" "$cargo" test --release --no-fail-fast --test '*' -- --test-threads 2 "$@"
+        BLOOMRS_SERVER="$server" "$cargo" test --profile tests --no-fail-fast --test '*' -- --test-threads 2 "$@"
     } >"$logs/$name.out" 2>&1
     status=$?
     seconds=$(($(date +%s) - start))
@@ -88,22 +91,26 @@ run_suite() {
     return "$status"
 }
 
-summary=()
+# A pool: a new suite starts whenever one ends; the summary keeps the servers' order.
 failed=0
-pending=("${names[@]}")
-while [ "${#pending[@]}" -gt 0 ]; do
-    batch=("${pending[@]:0:$at_once}")
-    pending=("${pending[@]:$at_once}")
-    pids=()
-    for name in "${batch[@]}"; do
-        run_suite "$name" "$@" &
-        pids+=("$!")
-    done
-    for i in "${!batch[@]}"; do
-        wait "${pids[$i]}" || failed=1
-        cat "$logs/${batch[$i]}.out"
-        summary+=("$(cat "$logs/${batch[$i]}.line")")
-    done
+declare -A running=()
+finish_one() {
+    local pid
+    wait -n -p pid "${!running[@]}" || failed=1
+    cat "$logs/${running[$pid]}.out"
+    unset "running[$pid]"
+}
+for name in "${names[@]}"; do
+    [ "${#running[@]}" -lt "$at_once" ] || finish_one
+    run_suite "$name" "$@" &
+    running[$!]="$name"
+done
+while [ "${#running[@]}" -gt 0 ]; do
+    finish_one
+done
+summary=()
+for name in "${names[@]}"; do
+    summary+=("$(cat "$logs/$name.line")")
 done
 
 echo

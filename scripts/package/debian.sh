@@ -25,7 +25,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 export LC_ALL=C
-release="${1:?usage: scripts/package/debian.sh 13|14}"
+release="${1:?usage: scripts/package/debian.sh 13|14 [--root-only]}"
 # Per release: the suites to make the root from (the first whose servers are right is kept),
 # the series its packaged redis-server and valkey-server must say.
 case "$release" in
@@ -111,6 +111,11 @@ if ! root_ready; then
     done
 fi
 root_ready || die "no $name root with Redis $redis_series and Valkey $valkey_series (tried: ${suites[*]})"
+# `--root-only`: only make sure the root is there (the test run makes it while it compiles).
+if [ "${2:-}" = "--root-only" ]; then
+    echo "root: $root"
+    exit 0
+fi
 echo "root: $root ($(sed -n 's/^PRETTY_NAME="\(.*\)"$/\1/p' "$root/etc/os-release"))"
 echo "servers: $(in_root redis-server --version | cut -d' ' -f1-3), $(in_root valkey-server --version | cut -d' ' -f1-3)"
 
