@@ -257,29 +257,9 @@ fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
 
 #[test]
 fn reload_restart_and_aof_rewrites() {
-    for preamble in ["no", "yes"] {
-        let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
-        let mut s = Server::build(&[], &config);
-        let mut c = s.client();
-        let keys = populate(&mut c);
-        let before = snapshot(&mut c, &keys);
-        assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
-        assert_eq!(snapshot(&mut c, &keys), before);
-        rewrite_aof(&mut c);
-        if preamble == "no" {
-            let commands = aof_commands(&s.dir);
-            let headers: Vec<&Vec<Vec<u8>>> = commands
-                .iter()
-                .filter(|cmd| cmd[0] == b"BF.LOADCHUNK" && cmd[2] == b"1")
-                .collect();
-            assert_eq!(headers.len(), 2);
-            assert!(headers.iter().all(|cmd| cmd[3].starts_with(b"bloomrsC")));
-        }
-        s.restart();
-        let mut c = s.client();
-        assert_eq!(snapshot(&mut c, &keys), before, "preamble {preamble}");
-        assert_eq!(call!(c, "TYPE", "ns"), Simple("bloomrsCT".into()));
-    }
+    reload_restart_and_aof_rewrite(populate, snapshot, Some((2, b"bloomrsC")), |c| {
+        assert_eq!(call!(c, "TYPE", "ns"), Simple("bloomrsCT".into()))
+    });
 }
 
 #[test]

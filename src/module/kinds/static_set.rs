@@ -15,7 +15,9 @@ use std::ffi::CStr;
 
 use redis_module::native_types::RedisType;
 
-use super::{aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write};
+use super::{
+    add_one_by_one, aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write,
+};
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
 use crate::fuse::{BuildError, FreezeJob, Frozen, State, StaticFilter, ENCODING_VERSION, MAGIC};
@@ -63,11 +65,9 @@ impl BloomValue for StaticFilter {
         write: &mut Write,
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
-        for item in items {
-            if !answer(StaticFilter::add(self, item, &write.admission)) {
-                return;
-            }
-        }
+        add_one_by_one(items, answer, |item| {
+            StaticFilter::add(self, item, &write.admission)
+        });
     }
 
     fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool)) {
