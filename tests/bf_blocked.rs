@@ -258,7 +258,7 @@ fn insert_and_setting_create_blocked_filters_replicated_as_reservations() {
 }
 
 /// Blocked filters of a few shapes; returns the items each holds.
-fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+fn populate(c: &mut Client) -> Populated {
     let reserves: [&[&str]; 3] = [
         &[
             "BF.RESERVE",
@@ -286,7 +286,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
 }
 
 /// Everything observable about the keys, checking that no added item reads absent.
-fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
+fn snapshot(c: &mut Client, keys: &Populated) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
         out.extend(bloom_state(c, key));

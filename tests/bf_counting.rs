@@ -196,7 +196,7 @@ fn keyspace_event_bf_del() {
 }
 
 /// Counting filters of a few shapes with adds and deletes; returns the items each still holds.
-fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+fn populate(c: &mut Client) -> Populated {
     assert_eq!(
         call!(
             c,
@@ -241,7 +241,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
 }
 
 /// Everything observable about the keys, checking that no kept item reads absent.
-fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
+fn snapshot(c: &mut Client, keys: &Populated) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
         out.extend(bloom_state(c, key));

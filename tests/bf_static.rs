@@ -271,7 +271,7 @@ fn a_key_that_changes_during_the_freeze_is_left_as_it_is() {
     }
 }
 
-fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+fn populate(c: &mut Client) -> Populated {
     let mut keys = Vec::new();
     for (key, error, n, freeze) in [
         ("b", "0.01", 3000u32, false),
@@ -289,7 +289,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
     keys
 }
 
-fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
+fn snapshot(c: &mut Client, keys: &Populated) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
         out.push(digest(c, key));

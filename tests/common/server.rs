@@ -575,7 +575,7 @@ pub type Populated = Vec<(String, Vec<String>)>;
 /// given). `after` checks the restarted server further.
 pub fn reload_restart_and_aof_rewrite(
     populate: fn(&mut Client) -> Populated,
-    snapshot: fn(&mut Client, &[(String, Vec<String>)]) -> Vec<super::client::Reply>,
+    snapshot: fn(&mut Client, &Populated) -> Vec<super::client::Reply>,
     headers: Option<(usize, &[u8])>,
     after: fn(&mut Client),
 ) {
