@@ -15,16 +15,21 @@ alternating within each.
 Freeze: a primary with a replica (both bloomrs) holds a builder of --freeze-items items; while
 BF.FREEZE runs, one client on the primary and one on the replica send PING and BF.EXISTS of a
 small filter back to back, and the longest any of them waited is reported with the freeze's time
-(until its reply) and the time until the replica holds the frozen value.
+(until its reply) and the time until the replica holds the frozen value. With --profile DIR,
+`perf record` samples each server's main thread (where a client waits) for the length of the
+freeze, and the top symbols of each are printed (DIR/primary-N.data, DIR/replica-N.data).
 
 The yardstick is RedisBloom's module with --redisbloom PATH, else bloomrs's plain kind, whose
 layout and MEMORY USAGE are RedisBloom's byte for byte.
 
 Usage: static.py [--redisbloom PATH] [--memory-items 10000,1000000] [--speed-items N]
                  [--freeze-items N,...] [--rounds N] [--requests N] [--probes N] [--out FILE]
+                 [--profile DIR]
 """
 
+import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -137,7 +142,22 @@ def wait_synced(primary, replica, timeout_s=600):
     raise RuntimeError("the replica did not catch up")
 
 
-def freeze(module, items):
+def main_thread_profile(server, path):
+    """`perf record` of a server's main thread (its pid is its main thread's id)."""
+    return subprocess.Popen(["perf", "record", "-q", "-g", "-o", path, "-t",
+                             str(server.process.pid)], stderr=subprocess.DEVNULL)
+
+
+def report(path, top=25):
+    """The top symbols of a perf.data file, self time."""
+    out = subprocess.run(["perf", "report", "-i", path, "--no-children", "--stdio",
+                          "--sort", "symbol", "-g", "none", "--percent-limit", "0.5"],
+                         capture_output=True, text=True).stdout
+    lines = [line for line in out.splitlines() if line.strip() and not line.startswith("#")]
+    return "\n".join(lines[:top])
+
+
+def freeze(module, items, profile=None):
     debug = ["--enable-debug-command", "yes"]
     with RedisServer(module, config=debug) as primary, \
             RedisServer(module, config=debug) as replica:
@@ -157,11 +177,25 @@ def freeze(module, items):
         # and retries, and a retried BF.FREEZE finds the freeze running).
         freezer = redis.Redis(port=primary.port, protocol=2, socket_timeout=None,
                               retry=Retry(NoBackoff(), 0))
+        perfs = []
+        if profile:
+            os.makedirs(profile, exist_ok=True)
+            paths = [os.path.join(profile, f"{side}-{items}.data") for side in ("primary", "replica")]
+            perfs = [main_thread_profile(server, path)
+                     for server, path in zip((primary, replica), paths)]
+            time.sleep(0.5)
         started = time.monotonic()
         freezer.execute_command("BF.FREEZE", "f")
         frozen_s = time.monotonic() - started
         wait_synced(primary, replica)
         replicated_s = time.monotonic() - started
+        for perf in perfs:
+            perf.send_signal(subprocess.signal.SIGINT)
+            perf.wait()
+        if profile:
+            for side, path in zip(("primary", "replica"), paths):
+                print(f"{side} main thread during the freeze of {items}:\n{report(path)}",
+                      file=sys.stderr, flush=True)
         time.sleep(0.2)
         for prober in probers:
             prober.stop.set()
@@ -188,6 +222,7 @@ def main():
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--probes", type=int, default=1_000_000)
     parser.add_argument("--out", default="docs/bench/static.json")
+    parser.add_argument("--profile", help="a directory for perf samples of the freeze")
     args = parser.parse_args()
     yardstick_module = args.redisbloom or args.bloomrs
     result = {"machine": describe(),
@@ -202,7 +237,8 @@ def main():
                                     args.requests)
             result["speed"]["items"] = args.speed_items
             print(f"speed: {result['speed']['ratios']}", file=sys.stderr, flush=True)
-    result["freeze"] = [freeze(args.bloomrs, int(n)) for n in args.freeze_items.split(",") if n]
+    result["freeze"] = [freeze(args.bloomrs, int(n), args.profile)
+                        for n in args.freeze_items.split(",") if n]
     write_result(args.out, result)
     print(f"wrote {args.out}")
 

@@ -279,6 +279,19 @@ impl Ctx {
         now_ms()
     }
 
+    /// Runs `f` with a Redis string holding `bytes` (a key name kept past its command),
+    /// freed afterwards.
+    pub fn with_string<R>(&self, bytes: &[u8], f: impl FnOnce(RawString) -> R) -> R {
+        // SAFETY: the string is created here and freed after `f`; whatever keeps it meanwhile
+        // (an open key, a replicated command) takes its own reference.
+        let s =
+            unsafe { api!(RedisModule_CreateString)(self.raw, bytes.as_ptr().cast(), bytes.len()) };
+        let out = f(s);
+        // SAFETY: created above, freed once.
+        unsafe { api!(RedisModule_FreeString)(self.raw, s) };
+        out
+    }
+
     pub fn open_key(&self, name: RawString, write: bool) -> Key {
         Key::open(self.raw, name, write)
     }
