@@ -6,6 +6,13 @@ one-link filter sized for n at that rate (BF.RESERVE key rate n NONSCALING) and 
 static set of the same n items, frozen; MEMORY USAGE of both, the builder's bytes per item
 before the freeze, and the false-positive rate each measured over --probes items never added.
 
+Memory at scale (--scale-items n, e.g. 100000000): one builder of n items is loaded once at 1 %
+and copied at each rate through SCANDUMP/LOADCHUNK with the header's rate and fingerprint width
+changed (the same hashes: loading n items three times would take most of an hour here), then
+frozen; the yardstick's bytes are MEMORY USAGE of an empty BF.RESERVE key rate n NONSCALING (a
+one-link filter allocates its whole array at creation, so its usage does not change as items
+are added; its rate is not measured at this size), the static set's rate is measured as above.
+
 Speed: --speed-items items at 1 % in the yardstick's BF.RESERVE key 0.01 n (one link) and in a
 frozen static set, both probed by redis-benchmark (pipelined, random items from twice the items
 held, so half the lookups miss) after a CONFIG RESETSTAT: usec_per_call of BF.EXISTS and of
@@ -24,11 +31,13 @@ layout and MEMORY USAGE are RedisBloom's byte for byte.
 
 Usage: static.py [--redisbloom PATH] [--memory-items 10000,1000000] [--speed-items N]
                  [--freeze-items N,...] [--rounds N] [--requests N] [--probes N] [--out FILE]
-                 [--profile DIR]
+                 [--scale-items N] [--profile DIR]
 """
 
+import math
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -82,6 +91,51 @@ def memory(yardstick, bloomrs, items, probes):
         rows.append(row)
         yardstick.client.delete("y")
         bloomrs.client.delete("s")
+    return rows
+
+
+def copy_at_rate(client, source, target, rate):
+    """A builder of `source`'s hashes at another rate: its SCANDUMP, the header's rate (bytes
+    16..24) and fingerprint width (bytes 40..44) changed, loaded under `target`."""
+    it, header = client.execute_command("BF.SCANDUMP", source, 0)
+    header = bytearray(header)
+    header[16:24] = struct.pack("<d", rate)
+    header[40:44] = struct.pack("<I", math.ceil(-math.log2(rate)))
+    client.execute_command("BF.LOADCHUNK", target, it, bytes(header))
+    while True:
+        it, chunk = client.execute_command("BF.SCANDUMP", source, it)
+        if it == 0:
+            return
+        client.execute_command("BF.LOADCHUNK", target, it, chunk)
+
+
+def memory_at_scale(yardstick, bloomrs, items, probes):
+    bloomrs.client.execute_command("BF.RESERVE", "source", 0.01, items, "STATIC")
+    loading = time.monotonic()
+    load_items(bloomrs, ["BF.MADD", "source"], 0, items)
+    print(f"{items} items loaded in {time.monotonic() - loading:.0f} s", file=sys.stderr,
+          flush=True)
+    builder = int(bloomrs.client.memory_usage("source", samples=0))
+    rows = []
+    for rate in RATES:
+        yardstick.client.execute_command("BF.RESERVE", "y", rate, items, "NONSCALING")
+        copy_at_rate(redis.Redis(port=bloomrs.port, protocol=2), "source", "s", rate)
+        started = time.monotonic()
+        bloomrs.client.execute_command("BF.FREEZE", "s")
+        freeze_s = time.monotonic() - started
+        y_bytes = int(yardstick.client.memory_usage("y", samples=0))
+        s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
+        row = {"items": items, "error_rate": rate, "yardstick_bytes": y_bytes,
+               "static_bytes": s_bytes, "ratio": round(s_bytes / y_bytes, 3),
+               "static_bits_per_item": round(8 * s_bytes / items, 2),
+               "builder_bytes_per_item": round(builder / items, 2),
+               "freeze_seconds": round(freeze_s, 3), "yardstick_fpr": None,
+               "static_fpr": false_positive_rate(bloomrs.client, "s", probes)}
+        print(row, file=sys.stderr, flush=True)
+        rows.append(row)
+        yardstick.client.delete("y")
+        bloomrs.client.delete("s")
+    bloomrs.client.delete("source")
     return rows
 
 
@@ -216,6 +270,7 @@ def main():
     parser = module_parser(__doc__)
     parser.add_argument("--redisbloom", help="RedisBloom's redisbloom.so, the yardstick")
     parser.add_argument("--memory-items", default="10000,1000000")
+    parser.add_argument("--scale-items", type=int, default=0)
     parser.add_argument("--speed-items", type=int, default=10_000_000)
     parser.add_argument("--freeze-items", default="10000000")
     parser.add_argument("--rounds", type=int, default=11)
@@ -232,6 +287,9 @@ def main():
     with RedisServer(yardstick_module) as yardstick, RedisServer(args.bloomrs) as bloomrs:
         result["memory"] = [row for n in args.memory_items.split(",") if n
                             for row in memory(yardstick, bloomrs, int(n), args.probes)]
+        if args.scale_items:
+            result["memory_at_scale"] = memory_at_scale(yardstick, bloomrs, args.scale_items,
+                                                        args.probes)
         if args.speed_items:
             result["speed"] = speed(yardstick, bloomrs, args.speed_items, args.rounds,
                                     args.requests)
