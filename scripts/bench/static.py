@@ -67,6 +67,27 @@ def false_positive_rate(client, key, probes):
     return hits / probes
 
 
+def frozen_row(yardstick, bloomrs, items, rate, builder, probes, yardstick_rate=True):
+    """Freezes the builder `s`, then measures it against the yardstick `y` (both deleted)."""
+    started = time.monotonic()
+    bloomrs.client.execute_command("BF.FREEZE", "s")
+    freeze_s = time.monotonic() - started
+    y_bytes = int(yardstick.client.memory_usage("y", samples=0))
+    s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
+    row = {"items": items, "error_rate": rate, "yardstick_bytes": y_bytes,
+           "static_bytes": s_bytes, "ratio": round(s_bytes / y_bytes, 3),
+           "static_bits_per_item": round(8 * s_bytes / items, 2),
+           "builder_bytes_per_item": round(builder / items, 2),
+           "freeze_seconds": round(freeze_s, 3),
+           "yardstick_fpr": (false_positive_rate(yardstick.client, "y", probes)
+                             if yardstick_rate else None),
+           "static_fpr": false_positive_rate(bloomrs.client, "s", probes)}
+    print(row, file=sys.stderr, flush=True)
+    yardstick.client.delete("y")
+    bloomrs.client.delete("s")
+    return row
+
+
 def memory(yardstick, bloomrs, items, probes):
     rows = []
     for rate in RATES:
@@ -75,22 +96,7 @@ def memory(yardstick, bloomrs, items, probes):
         bloomrs.client.execute_command("BF.RESERVE", "s", rate, items, "STATIC")
         load_items(bloomrs, ["BF.MADD", "s"], 0, items)
         builder = int(bloomrs.client.memory_usage("s", samples=0))
-        started = time.monotonic()
-        bloomrs.client.execute_command("BF.FREEZE", "s")
-        freeze_s = time.monotonic() - started
-        y_bytes = int(yardstick.client.memory_usage("y", samples=0))
-        s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
-        row = {"items": items, "error_rate": rate, "yardstick_bytes": y_bytes,
-               "static_bytes": s_bytes, "ratio": round(s_bytes / y_bytes, 3),
-               "static_bits_per_item": round(8 * s_bytes / items, 2),
-               "builder_bytes_per_item": round(builder / items, 2),
-               "freeze_seconds": round(freeze_s, 3),
-               "yardstick_fpr": false_positive_rate(yardstick.client, "y", probes),
-               "static_fpr": false_positive_rate(bloomrs.client, "s", probes)}
-        print(row, file=sys.stderr, flush=True)
-        rows.append(row)
-        yardstick.client.delete("y")
-        bloomrs.client.delete("s")
+        rows.append(frozen_row(yardstick, bloomrs, items, rate, builder, probes))
     return rows
 
 
@@ -120,21 +126,8 @@ def memory_at_scale(yardstick, bloomrs, items, probes):
     for rate in RATES:
         yardstick.client.execute_command("BF.RESERVE", "y", rate, items, "NONSCALING")
         copy_at_rate(redis.Redis(port=bloomrs.port, protocol=2), "source", "s", rate)
-        started = time.monotonic()
-        bloomrs.client.execute_command("BF.FREEZE", "s")
-        freeze_s = time.monotonic() - started
-        y_bytes = int(yardstick.client.memory_usage("y", samples=0))
-        s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
-        row = {"items": items, "error_rate": rate, "yardstick_bytes": y_bytes,
-               "static_bytes": s_bytes, "ratio": round(s_bytes / y_bytes, 3),
-               "static_bits_per_item": round(8 * s_bytes / items, 2),
-               "builder_bytes_per_item": round(builder / items, 2),
-               "freeze_seconds": round(freeze_s, 3), "yardstick_fpr": None,
-               "static_fpr": false_positive_rate(bloomrs.client, "s", probes)}
-        print(row, file=sys.stderr, flush=True)
-        rows.append(row)
-        yardstick.client.delete("y")
-        bloomrs.client.delete("s")
+        rows.append(frozen_row(yardstick, bloomrs, items, rate, builder, probes,
+                               yardstick_rate=False))
     bloomrs.client.delete("source")
     return rows
 

@@ -150,6 +150,14 @@ impl Ctx {
         flags & replayed as c_int != 0
     }
 
+    /// Whether this server is a replica now (a primary can become one between two turns of
+    /// work it started).
+    pub fn is_replica(&self) -> bool {
+        // SAFETY: `raw` is the live context of this call.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
+        flags & raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int != 0
+    }
+
     pub fn is_resp3(&self) -> bool {
         // SAFETY: `raw` is the live context of this call.
         let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };

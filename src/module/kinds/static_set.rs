@@ -189,6 +189,8 @@ struct Freeze {
     value: Option<StaticFilter>,
     sent: u64,
     outcome: Option<Result<(), &'static CStr>>,
+    /// Whether it started on a (writable) replica, whose writes are its own.
+    on_replica: bool,
 }
 
 impl Background for Freeze {
@@ -226,8 +228,14 @@ impl Background for Freeze {
 impl Freeze {
     /// One step: the first propagates the frozen value's header (`STAGE`), each next one a
     /// step of its table (`CHUNK`), the last swaps it in (`COMMIT`). Each checks first that
-    /// the key still holds the builder the freeze started from.
+    /// the server is still a primary and the key still holds the builder the freeze started
+    /// from.
     fn advance(&mut self, ctx: Ctx, name: RawString) -> Result<(), &'static CStr> {
+        // A primary demoted meanwhile follows its new primary's stream: its keys are not ours
+        // to change any more.
+        if ctx.is_replica() && !self.on_replica {
+            return Err(STATIC_FREEZE_DEMOTED);
+        }
         let mut key = ctx.open_key(name, true);
         let job = self.job.as_ref().ok_or(STATIC_FREEZE_FAILED)?;
         let filter = match key.slot::<StaticFilter>(&STATIC_TYPE) {
@@ -318,6 +326,7 @@ pub fn freeze(ctx: Ctx, args: Args) -> CommandResult {
         value: None,
         sent: 0,
         outcome: None,
+        on_replica: ctx.is_replica(),
     };
     drop(key);
     if ctx.may_block() {

@@ -250,6 +250,8 @@ pub const STATIC_FREEZE_CANNOT_BLOCK: &CStr =
 pub const STATIC_FREEZE_FAILED: &CStr = c"ERR could not freeze the filter (no seed made it peel)";
 pub const STATIC_FREEZE_KEY_CHANGED: &CStr =
     c"ERR the key changed during BF.FREEZE (deleted, renamed, replaced or expired): nothing was frozen";
+pub const STATIC_FREEZE_DEMOTED: &CStr =
+    c"ERR the server became a replica during BF.FREEZE: nothing was frozen here";
 pub const STATIC_EFFECT_ONLY: &CStr =
     c"ERR BF.FREEZE STAGE, CHUNK and COMMIT are a freeze's effects: only a primary or the AOF sends them";
 pub const STATIC_FROZEN: &CStr =
