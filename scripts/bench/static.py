@@ -67,10 +67,17 @@ def false_positive_rate(client, key, probes):
     return hits / probes
 
 
+def unhurried(server):
+    """A connection with no timeout that never retries, for BF.FREEZE of many items (redis-py
+    times out after 5 s and retries, and a retried BF.FREEZE finds the freeze running)."""
+    return redis.Redis(port=server.port, protocol=2, socket_timeout=None,
+                       retry=Retry(NoBackoff(), 0))
+
+
 def frozen_row(yardstick, bloomrs, items, rate, builder, probes, yardstick_rate=True):
     """Freezes the builder `s`, then measures it against the yardstick `y` (both deleted)."""
     started = time.monotonic()
-    bloomrs.client.execute_command("BF.FREEZE", "s")
+    unhurried(bloomrs).execute_command("BF.FREEZE", "s")
     freeze_s = time.monotonic() - started
     y_bytes = int(yardstick.client.memory_usage("y", samples=0))
     s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
@@ -125,7 +132,7 @@ def memory_at_scale(yardstick, bloomrs, items, probes):
     rows = []
     for rate in RATES:
         yardstick.client.execute_command("BF.RESERVE", "y", rate, items, "NONSCALING")
-        copy_at_rate(redis.Redis(port=bloomrs.port, protocol=2), "source", "s", rate)
+        copy_at_rate(unhurried(bloomrs), "source", "s", rate)
         rows.append(frozen_row(yardstick, bloomrs, items, rate, builder, probes,
                                yardstick_rate=False))
     bloomrs.client.delete("source")
@@ -220,10 +227,7 @@ def freeze(module, items, profile=None):
         for prober in probers:
             prober.start()
         time.sleep(0.2)
-        # Its own connection, with no timeout and never retried (redis-py times out after 5 s
-        # and retries, and a retried BF.FREEZE finds the freeze running).
-        freezer = redis.Redis(port=primary.port, protocol=2, socket_timeout=None,
-                              retry=Retry(NoBackoff(), 0))
+        freezer = unhurried(primary)
         perfs = []
         if profile:
             os.makedirs(profile, exist_ok=True)
