@@ -196,7 +196,7 @@ fn keyspace_event_bf_del() {
 }
 
 /// Counting filters of a few shapes with adds and deletes; returns the items each still holds.
-fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+fn populate(c: &mut Client) -> Populated {
     assert_eq!(
         call!(
             c,
@@ -241,7 +241,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
 }
 
 /// Everything observable about the keys, checking that no kept item reads absent.
-fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
+fn snapshot(c: &mut Client, keys: &Populated) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
         out.extend(bloom_state(c, key));
@@ -257,29 +257,9 @@ fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
 
 #[test]
 fn reload_restart_and_aof_rewrites() {
-    for preamble in ["no", "yes"] {
-        let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
-        let mut s = Server::build(&[], &config);
-        let mut c = s.client();
-        let keys = populate(&mut c);
-        let before = snapshot(&mut c, &keys);
-        assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
-        assert_eq!(snapshot(&mut c, &keys), before);
-        rewrite_aof(&mut c);
-        if preamble == "no" {
-            let commands = aof_commands(&s.dir);
-            let headers: Vec<&Vec<Vec<u8>>> = commands
-                .iter()
-                .filter(|cmd| cmd[0] == b"BF.LOADCHUNK" && cmd[2] == b"1")
-                .collect();
-            assert_eq!(headers.len(), 2);
-            assert!(headers.iter().all(|cmd| cmd[3].starts_with(b"bloomrsC")));
-        }
-        s.restart();
-        let mut c = s.client();
-        assert_eq!(snapshot(&mut c, &keys), before, "preamble {preamble}");
-        assert_eq!(call!(c, "TYPE", "ns"), Simple("bloomrsCT".into()));
-    }
+    reload_restart_and_aof_rewrite(populate, snapshot, Some((2, b"bloomrsC")), |c| {
+        assert_eq!(call!(c, "TYPE", "ns"), Simple("bloomrsCT".into()))
+    });
 }
 
 #[test]

@@ -198,11 +198,8 @@ fn other_clients_during_a_freeze() {
     c.send(&["BF.FREEZE", "f"]);
     let started = Instant::now();
     let mut refused = false;
-    let mut longest = Duration::ZERO;
     while started.elapsed() < Duration::from_secs(60) {
-        let asked = Instant::now();
         let reply = call!(other, "BF.ADD", "f", "late");
-        longest = longest.max(asked.elapsed());
         if reply == Int(1)
             || reply == err("ERR filter is frozen (BF.FREEZE): a static set takes no more items")
         {
@@ -227,8 +224,9 @@ fn other_clients_during_a_freeze() {
         assert_eq!(flag("Freezing") + flag("Frozen"), 1);
         assert_eq!(call!(other, "PING"), Simple("PONG".into()));
     }
+    // Served during the freeze: a refusal names the running freeze. How long any of these
+    // commands waited is measured by scripts/bench/static.py, not asserted here.
     assert!(refused, "the freeze ended before a write could see it");
-    assert!(longest < Duration::from_millis(100), "{longest:?}");
     assert_eq!(c.read(), ok());
     assert_eq!(info_field(&mut c, "f", "Frozen"), Int(1));
     assert!(mexists(&mut c, "f", &items).iter().all(|a| *a == Int(1)));
@@ -273,7 +271,7 @@ fn a_key_that_changes_during_the_freeze_is_left_as_it_is() {
     }
 }
 
-fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
+fn populate(c: &mut Client) -> Populated {
     let mut keys = Vec::new();
     for (key, error, n, freeze) in [
         ("b", "0.01", 3000u32, false),
@@ -291,7 +289,7 @@ fn populate(c: &mut Client) -> Vec<(String, Vec<String>)> {
     keys
 }
 
-fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
+fn snapshot(c: &mut Client, keys: &Populated) -> Vec<Reply> {
     let mut out = Vec::new();
     for (key, items) in keys {
         out.push(digest(c, key));
@@ -312,22 +310,12 @@ fn snapshot(c: &mut Client, keys: &[(String, Vec<String>)]) -> Vec<Reply> {
 
 #[test]
 fn reload_restart_and_aof_rewrites() {
-    for preamble in ["no", "yes"] {
-        let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
-        let mut s = Server::build(&[], &config);
-        let mut c = s.client();
-        let keys = populate(&mut c);
-        let before = snapshot(&mut c, &keys);
-        assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
-        assert_eq!(snapshot(&mut c, &keys), before);
-        rewrite_aof(&mut c);
-        s.restart();
-        let mut c = s.client();
-        assert_eq!(snapshot(&mut c, &keys), before, "preamble {preamble}");
-    }
+    reload_restart_and_aof_rewrite(populate, snapshot, Some((4, b"bloomrsF")), |_| {});
 }
 
-/// The AOF holds the frozen value as effects, never BF.FREEZE, and replays to the same value.
+/// The AOF holds the frozen value as the freeze's effects (its header, its table in steps, the
+/// header again to commit), never the freeze itself, and replays to the same value; the key
+/// keeps its expiry, since the frozen value replaces the builder in place.
 #[test]
 fn the_aof_replays_the_frozen_value() {
     let mut s = Server::build(&[], &aof_always("no"));
@@ -337,19 +325,41 @@ fn the_aof_replays_the_frozen_value() {
     assert_eq!(call!(c, "BF.FREEZE", "t"), ok());
     let before = (digest(&mut c, "t"), call!(c, "PEXPIRETIME", "t"));
     let written = aof_written(&s, &mut c);
-    let names: Vec<&str> = written.iter().map(|w| w[0].as_str()).collect();
-    assert!(
-        !names.iter().any(|n| n.eq_ignore_ascii_case("BF.FREEZE")),
-        "{names:?}"
+    let freeze: Vec<&Vec<String>> = written
+        .iter()
+        .filter(|w| w[0].eq_ignore_ascii_case("BF.FREEZE"))
+        .collect();
+    let forms: Vec<&str> = freeze.iter().map(|w| w[2].as_str()).collect();
+    assert_eq!(forms, ["STAGE", "CHUNK", "COMMIT"]);
+    assert!(freeze.iter().all(|w| w[1] == "t"));
+    assert_eq!(
+        freeze[0][3], freeze[2][3],
+        "STAGE and COMMIT carry one header"
     );
-    let tail = &written[written.len() - 4..];
-    assert_eq!(tail[0][0], "UNLINK");
-    assert_eq!(tail[1][..3], ["BF.LOADCHUNK", "t", "1"]);
-    assert_eq!(tail[2][..2], ["BF.LOADCHUNK", "t"]);
-    assert_eq!(tail[3][..3], ["PEXPIREAT", "t", "99999999999999"]);
+    assert!(freeze[0][3].starts_with("bloomrsF"));
     s.restart();
     let mut c = s.client();
     assert_eq!((digest(&mut c, "t"), call!(c, "PEXPIRETIME", "t")), before);
+}
+
+/// The effects come only from a primary or the AOF: a client sending them is refused.
+#[test]
+fn freeze_effects_are_refused_from_clients() {
+    let s = Server::start();
+    let mut c = s.client();
+    builder(&mut c, "e", "0.01", &ids("e", 0..10));
+    let refused = err(
+        "ERR BF.FREEZE STAGE, CHUNK and COMMIT are a freeze's effects: only a primary or the AOF sends them",
+    );
+    for form in [
+        vec!["BF.FREEZE", "e", "STAGE", "x"],
+        vec!["BF.FREEZE", "e", "CHUNK", "1", "x"],
+        vec!["BF.FREEZE", "e", "COMMIT", "x"],
+        vec!["BF.FREEZE", "e", "x"],
+    ] {
+        assert_eq!(c.call(&form), refused, "{form:?}");
+    }
+    assert_eq!(call!(c, "BF.CARD", "e"), Int(10));
 }
 
 #[test]
@@ -468,4 +478,36 @@ fn replicas_hold_the_primarys_static_sets() {
         assert_eq!(call!(r, "DUMP", key), call!(p, "DUMP", key), "{key}");
     }
     assert_eq!(call!(r, "PEXPIRETIME", "f"), call!(p, "PEXPIRETIME", "f"));
+}
+
+/// A table of several steps (8.4 MB: 2M items at 30-bit fingerprints) reaches the replica
+/// over several turns, and the replica answers from the builder until the last: an item
+/// added is present whenever it is asked, and the replica ends byte-identical.
+#[test]
+fn a_replica_reads_the_builder_until_the_frozen_value_is_whole() {
+    let primary = Server::start();
+    let replica = Server::replica_of(&primary, module_path(), &[]);
+    let (mut p, mut r) = (primary.client(), replica.client());
+    wait_replica_linked(&mut r);
+    let items = ids("m", 0..2_000_000);
+    builder(&mut p, "m", "0.000000001", &items);
+    wait_replica_synced(&mut p, &mut r);
+    p.send(&["BF.FREEZE", "m"]);
+    let mut asked = 0;
+    loop {
+        let state = info_fields(call!(r, "BF.INFO", "m"));
+        let frozen = state.iter().any(|(f, v)| f == "Frozen" && *v == Int(1));
+        let item = &items[asked * 7919 % items.len()];
+        assert_eq!(call!(r, "BF.EXISTS", "m", item.as_str()), Int(1), "{item}");
+        asked += 1;
+        if frozen {
+            break;
+        }
+    }
+    assert_eq!(p.read(), ok());
+    wait_replica_synced(&mut p, &mut r);
+    assert_eq!(digest(&mut r, "m"), digest(&mut p, "m"));
+    assert_eq!(call!(r, "DUMP", "m"), call!(p, "DUMP", "m"));
+    assert!(mexists(&mut r, "m", &items).iter().all(|a| *a == Int(1)));
+    assert!(asked > 1, "the replica was asked only once");
 }

@@ -197,6 +197,30 @@ fn windowed_operation(i: usize, c: &mut Client) {
     }
 }
 
+/// Static sets (issue 33), from their own sequence too: builders take items, freeze (their
+/// effects replayed on the replica, which fails on any error) and are deleted to start again.
+fn static_operation(i: usize, c: &mut Client) {
+    let key = format!("bfs:{}", i % 5);
+    let item = format!("item:{}", i % 1009);
+    match i % 97 {
+        96 => c.call(&["BF.FREEZE", &key]),
+        95 if i % 3 == 0 => c.call(&["DEL", &key]),
+        _ => {
+            let insert = [
+                "BF.INSERT",
+                &key,
+                "ERROR",
+                "0.001",
+                "STATIC",
+                "ITEMS",
+                &item,
+                "x",
+            ];
+            c.call(&insert)
+        }
+    };
+}
+
 /// A key, its DEBUG DIGEST-VALUE and its SCANDUMP chunks.
 type KeyState = (String, Reply, Vec<(i64, Vec<u8>)>);
 
@@ -234,6 +258,7 @@ fn replicas_hold_identical_values() {
     for i in 0..6000 {
         operation(&mut rng, &mut p);
         windowed_operation(i, &mut p);
+        static_operation(i, &mut p);
     }
     wait_replica_synced(&mut p, &mut r);
     let expected = state(&mut p);
@@ -242,6 +267,13 @@ fn replicas_hold_identical_values() {
         "only {} keys",
         expected.len()
     );
+    let frozen = (0..5)
+        .filter(|k| match call!(p, "BF.INFO", format!("bfs:{k}").as_str()) {
+            info @ Array(_) => info_fields(info).contains(&("Frozen".into(), Int(1))),
+            _ => false,
+        })
+        .count();
+    assert!(frozen > 0, "no frozen static set compared");
     assert_eq!(state(&mut r), expected);
 
     // The replica restarts from its own RDB (partial or full resync follows).
@@ -252,6 +284,7 @@ fn replicas_hold_identical_values() {
     for i in 0..1000 {
         operation(&mut rng, &mut p);
         windowed_operation(i + 6000, &mut p);
+        static_operation(i + 6000, &mut p);
     }
     wait_replica_synced(&mut p, &mut r);
     let expected = state(&mut p);

@@ -1,9 +1,9 @@
 //! Every write a command accepts can be saved, loaded and replicated, exactly: a seeded random
 //! workload of every BF./CF. command over every kind (scaling, non-scaling, counting, windowed,
-//! sparse Bloom filters; Cuckoo filters) with valid, boundary and hostile arguments, against a
-//! primary and a replica that run **different** module settings, both with
-//! `propagation-error-behavior panic` (a replica, or a server loading its AOF, dies on any
-//! error reply to a propagated command).
+//! sparse, compact, blocked Bloom filters; static sets, built and frozen; Cuckoo filters) with
+//! valid, boundary and hostile arguments, against a primary and a replica that run
+//! **different** module settings, both with `propagation-error-behavior panic` (a replica, or
+//! a server loading its AOF, dies on any error reply to a propagated command).
 //!
 //! After every batch both servers answer, the replica has applied everything, and every key
 //! holds the same kind, `DEBUG DIGEST-VALUE` and absolute expiry on both. Every few batches one
@@ -342,7 +342,9 @@ impl Workload {
             25..=33 => Op::One(self.bf_insert(key)),
             34..=36 => Op::One(self.bf_read(key)),
             37..=39 => Op::One(self.bf_retire(key)),
-            40..=41 => Op::One(words(&["BF.PROMOTE", &key])),
+            40 => Op::One(words(&["BF.PROMOTE", &key])),
+            // Static builders freeze (issue 33): the effects reach the replica and the AOF.
+            41 => Op::One(words(&["BF.FREEZE", &key])),
             42..=45 => {
                 let item = self.item();
                 Op::One(vec![b"BF.DEL".to_vec(), key.into_bytes(), item])
@@ -550,6 +552,10 @@ impl Workload {
             // Issue 28's blocked kind (refused with the other layouts).
             args.push(b"BLOCKED".to_vec());
         }
+        if r.chance(8) {
+            // Issue 33's static sets (refused with the other layouts).
+            args.push(b"STATIC".to_vec());
+        }
         if r.chance(30) {
             // Options in another order, or one too many.
             let at = 4 + r.below(args.len() - 3);
@@ -600,6 +606,9 @@ impl Workload {
         }
         if r.chance(8) {
             args.push(b"BLOCKED".to_vec());
+        }
+        if r.chance(8) {
+            args.push(b"STATIC".to_vec());
         }
         args.push(b"ITEMS".to_vec());
         args.extend(self.items(8));

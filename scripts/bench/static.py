@@ -6,6 +6,13 @@ one-link filter sized for n at that rate (BF.RESERVE key rate n NONSCALING) and 
 static set of the same n items, frozen; MEMORY USAGE of both, the builder's bytes per item
 before the freeze, and the false-positive rate each measured over --probes items never added.
 
+Memory at scale (--scale-items n, e.g. 100000000): one builder of n items is loaded once at 1 %
+and copied at each rate through SCANDUMP/LOADCHUNK with the header's rate and fingerprint width
+changed (the same hashes: loading n items three times would take most of an hour here), then
+frozen; the yardstick's bytes are MEMORY USAGE of an empty BF.RESERVE key rate n NONSCALING (a
+one-link filter allocates its whole array at creation, so its usage does not change as items
+are added; its rate is not measured at this size), the static set's rate is measured as above.
+
 Speed: --speed-items items at 1 % in the yardstick's BF.RESERVE key 0.01 n (one link) and in a
 frozen static set, both probed by redis-benchmark (pipelined, random items from twice the items
 held, so half the lookups miss) after a CONFIG RESETSTAT: usec_per_call of BF.EXISTS and of
@@ -15,16 +22,23 @@ alternating within each.
 Freeze: a primary with a replica (both bloomrs) holds a builder of --freeze-items items; while
 BF.FREEZE runs, one client on the primary and one on the replica send PING and BF.EXISTS of a
 small filter back to back, and the longest any of them waited is reported with the freeze's time
-(until its reply) and the time until the replica holds the frozen value.
+(until its reply) and the time until the replica holds the frozen value. With --profile DIR,
+`perf record` samples each server's main thread (where a client waits) for the length of the
+freeze, and the top symbols of each are printed (DIR/primary-N.data, DIR/replica-N.data).
 
 The yardstick is RedisBloom's module with --redisbloom PATH, else bloomrs's plain kind, whose
 layout and MEMORY USAGE are RedisBloom's byte for byte.
 
 Usage: static.py [--redisbloom PATH] [--memory-items 10000,1000000] [--speed-items N]
                  [--freeze-items N,...] [--rounds N] [--requests N] [--probes N] [--out FILE]
+                 [--scale-items N] [--profile DIR]
 """
 
+import math
+import os
 import statistics
+import struct
+import subprocess
 import sys
 import threading
 import time
@@ -53,6 +67,34 @@ def false_positive_rate(client, key, probes):
     return hits / probes
 
 
+def unhurried(server):
+    """A connection with no timeout that never retries, for BF.FREEZE of many items (redis-py
+    times out after 5 s and retries, and a retried BF.FREEZE finds the freeze running)."""
+    return redis.Redis(port=server.port, protocol=2, socket_timeout=None,
+                       retry=Retry(NoBackoff(), 0))
+
+
+def frozen_row(yardstick, bloomrs, items, rate, builder, probes, yardstick_rate=True):
+    """Freezes the builder `s`, then measures it against the yardstick `y` (both deleted)."""
+    started = time.monotonic()
+    unhurried(bloomrs).execute_command("BF.FREEZE", "s")
+    freeze_s = time.monotonic() - started
+    y_bytes = int(yardstick.client.memory_usage("y", samples=0))
+    s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
+    row = {"items": items, "error_rate": rate, "yardstick_bytes": y_bytes,
+           "static_bytes": s_bytes, "ratio": round(s_bytes / y_bytes, 3),
+           "static_bits_per_item": round(8 * s_bytes / items, 2),
+           "builder_bytes_per_item": round(builder / items, 2),
+           "freeze_seconds": round(freeze_s, 3),
+           "yardstick_fpr": (false_positive_rate(yardstick.client, "y", probes)
+                             if yardstick_rate else None),
+           "static_fpr": false_positive_rate(bloomrs.client, "s", probes)}
+    print(row, file=sys.stderr, flush=True)
+    yardstick.client.delete("y")
+    bloomrs.client.delete("s")
+    return row
+
+
 def memory(yardstick, bloomrs, items, probes):
     rows = []
     for rate in RATES:
@@ -61,22 +103,39 @@ def memory(yardstick, bloomrs, items, probes):
         bloomrs.client.execute_command("BF.RESERVE", "s", rate, items, "STATIC")
         load_items(bloomrs, ["BF.MADD", "s"], 0, items)
         builder = int(bloomrs.client.memory_usage("s", samples=0))
-        started = time.monotonic()
-        bloomrs.client.execute_command("BF.FREEZE", "s")
-        freeze_s = time.monotonic() - started
-        y_bytes = int(yardstick.client.memory_usage("y", samples=0))
-        s_bytes = int(bloomrs.client.memory_usage("s", samples=0))
-        row = {"items": items, "error_rate": rate, "yardstick_bytes": y_bytes,
-               "static_bytes": s_bytes, "ratio": round(s_bytes / y_bytes, 3),
-               "static_bits_per_item": round(8 * s_bytes / items, 2),
-               "builder_bytes_per_item": round(builder / items, 2),
-               "freeze_seconds": round(freeze_s, 3),
-               "yardstick_fpr": false_positive_rate(yardstick.client, "y", probes),
-               "static_fpr": false_positive_rate(bloomrs.client, "s", probes)}
-        print(row, file=sys.stderr, flush=True)
-        rows.append(row)
-        yardstick.client.delete("y")
-        bloomrs.client.delete("s")
+        rows.append(frozen_row(yardstick, bloomrs, items, rate, builder, probes))
+    return rows
+
+
+def copy_at_rate(client, source, target, rate):
+    """A builder of `source`'s hashes at another rate: its SCANDUMP, the header's rate (bytes
+    16..24) and fingerprint width (bytes 40..44) changed, loaded under `target`."""
+    it, header = client.execute_command("BF.SCANDUMP", source, 0)
+    header = bytearray(header)
+    header[16:24] = struct.pack("<d", rate)
+    header[40:44] = struct.pack("<I", math.ceil(-math.log2(rate)))
+    client.execute_command("BF.LOADCHUNK", target, it, bytes(header))
+    while True:
+        it, chunk = client.execute_command("BF.SCANDUMP", source, it)
+        if it == 0:
+            return
+        client.execute_command("BF.LOADCHUNK", target, it, chunk)
+
+
+def memory_at_scale(yardstick, bloomrs, items, probes):
+    bloomrs.client.execute_command("BF.RESERVE", "source", 0.01, items, "STATIC")
+    loading = time.monotonic()
+    load_items(bloomrs, ["BF.MADD", "source"], 0, items)
+    print(f"{items} items loaded in {time.monotonic() - loading:.0f} s", file=sys.stderr,
+          flush=True)
+    builder = int(bloomrs.client.memory_usage("source", samples=0))
+    rows = []
+    for rate in RATES:
+        yardstick.client.execute_command("BF.RESERVE", "y", rate, items, "NONSCALING")
+        copy_at_rate(unhurried(bloomrs), "source", "s", rate)
+        rows.append(frozen_row(yardstick, bloomrs, items, rate, builder, probes,
+                               yardstick_rate=False))
+    bloomrs.client.delete("source")
     return rows
 
 
@@ -137,7 +196,22 @@ def wait_synced(primary, replica, timeout_s=600):
     raise RuntimeError("the replica did not catch up")
 
 
-def freeze(module, items):
+def main_thread_profile(server, path):
+    """`perf record` of a server's main thread (its pid is its main thread's id)."""
+    return subprocess.Popen(["perf", "record", "-q", "-g", "-o", path, "-t",
+                             str(server.process.pid)], stderr=subprocess.DEVNULL)
+
+
+def report(path, top=25):
+    """The top symbols of a perf.data file, self time."""
+    out = subprocess.run(["perf", "report", "-i", path, "--no-children", "--stdio",
+                          "--sort", "symbol", "-g", "none", "--percent-limit", "0.5"],
+                         capture_output=True, text=True).stdout
+    lines = [line for line in out.splitlines() if line.strip() and not line.startswith("#")]
+    return "\n".join(lines[:top])
+
+
+def freeze(module, items, profile=None):
     debug = ["--enable-debug-command", "yes"]
     with RedisServer(module, config=debug) as primary, \
             RedisServer(module, config=debug) as replica:
@@ -153,15 +227,26 @@ def freeze(module, items):
         for prober in probers:
             prober.start()
         time.sleep(0.2)
-        # Its own connection, with no timeout and never retried (redis-py times out after 5 s
-        # and retries, and a retried BF.FREEZE finds the freeze running).
-        freezer = redis.Redis(port=primary.port, protocol=2, socket_timeout=None,
-                              retry=Retry(NoBackoff(), 0))
+        freezer = unhurried(primary)
+        perfs = []
+        if profile:
+            os.makedirs(profile, exist_ok=True)
+            paths = [os.path.join(profile, f"{side}-{items}.data") for side in ("primary", "replica")]
+            perfs = [main_thread_profile(server, path)
+                     for server, path in zip((primary, replica), paths)]
+            time.sleep(0.5)
         started = time.monotonic()
         freezer.execute_command("BF.FREEZE", "f")
         frozen_s = time.monotonic() - started
         wait_synced(primary, replica)
         replicated_s = time.monotonic() - started
+        for perf in perfs:
+            perf.send_signal(subprocess.signal.SIGINT)
+            perf.wait()
+        if profile:
+            for side, path in zip(("primary", "replica"), paths):
+                print(f"{side} main thread during the freeze of {items}:\n{report(path)}",
+                      file=sys.stderr, flush=True)
         time.sleep(0.2)
         for prober in probers:
             prober.stop.set()
@@ -182,12 +267,14 @@ def main():
     parser = module_parser(__doc__)
     parser.add_argument("--redisbloom", help="RedisBloom's redisbloom.so, the yardstick")
     parser.add_argument("--memory-items", default="10000,1000000")
+    parser.add_argument("--scale-items", type=int, default=0)
     parser.add_argument("--speed-items", type=int, default=10_000_000)
     parser.add_argument("--freeze-items", default="10000000")
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--probes", type=int, default=1_000_000)
     parser.add_argument("--out", default="docs/bench/static.json")
+    parser.add_argument("--profile", help="a directory for perf samples of the freeze")
     args = parser.parse_args()
     yardstick_module = args.redisbloom or args.bloomrs
     result = {"machine": describe(),
@@ -197,12 +284,16 @@ def main():
     with RedisServer(yardstick_module) as yardstick, RedisServer(args.bloomrs) as bloomrs:
         result["memory"] = [row for n in args.memory_items.split(",") if n
                             for row in memory(yardstick, bloomrs, int(n), args.probes)]
+        if args.scale_items:
+            result["memory_at_scale"] = memory_at_scale(yardstick, bloomrs, args.scale_items,
+                                                        args.probes)
         if args.speed_items:
             result["speed"] = speed(yardstick, bloomrs, args.speed_items, args.rounds,
                                     args.requests)
             result["speed"]["items"] = args.speed_items
             print(f"speed: {result['speed']['ratios']}", file=sys.stderr, flush=True)
-    result["freeze"] = [freeze(args.bloomrs, int(n)) for n in args.freeze_items.split(",") if n]
+    result["freeze"] = [freeze(args.bloomrs, int(n), args.profile)
+                        for n in args.freeze_items.split(",") if n]
     write_result(args.out, result)
     print(f"wrote {args.out}")
 

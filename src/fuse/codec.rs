@@ -141,6 +141,7 @@ impl StaticFilter {
             error: parts.error,
             capacity: parts.capacity,
             state,
+            stage: None,
         })
     }
 
@@ -299,7 +300,7 @@ impl StaticFilter {
 }
 
 /// A table's bytes without its padding (what chunks carry).
-fn table_bytes(table: &Table) -> &[u8] {
+pub(super) fn table_bytes(table: &Table) -> &[u8] {
     let end = table.slots.len().saturating_sub(PADDING);
     table.slots.get(..end).unwrap_or_default()
 }

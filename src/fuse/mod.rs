@@ -12,6 +12,7 @@
 mod build;
 mod codec;
 mod set;
+mod stage;
 pub mod table;
 
 #[cfg(test)]
@@ -22,6 +23,7 @@ use std::sync::Arc;
 pub use build::{build, shape_for, working_bytes, BuildError};
 pub use codec::{ENCODING_VERSION, MAGIC};
 pub use set::HashSet;
+pub use stage::{Stage, StageError, Step, STEP_BYTES};
 pub use table::{Shape, Table};
 
 use crate::bloom::{AddError, CreateError, ItemHash};
@@ -40,6 +42,9 @@ pub struct StaticFilter {
     /// The capacity given at creation (a hint: a builder takes more).
     pub capacity: u64,
     pub state: State,
+    /// A frozen value arriving in steps (`stage`): on a replica or an AOF replay, between a
+    /// freeze's `STAGE` and `COMMIT`. Never stored: it is the builder that is saved.
+    pub stage: Option<Box<Stage>>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -56,14 +61,19 @@ pub struct Frozen {
     pub table: Table,
 }
 
-/// A copy owns its hashes: it is never being frozen.
+/// A copy owns its hashes: it is never being frozen, and has no stage.
 impl Clone for StaticFilter {
     fn clone(&self) -> Self {
         let state = match &self.state {
             State::Building(set) => State::Building(Arc::new(HashSet::clone(set))),
             State::Frozen(frozen) => State::Frozen(frozen.clone()),
         };
-        StaticFilter { state, ..*self }
+        StaticFilter {
+            error: self.error,
+            capacity: self.capacity,
+            state,
+            stage: None,
+        }
     }
 }
 
@@ -113,6 +123,7 @@ impl StaticFilter {
             error,
             capacity,
             state: State::Building(Arc::default()),
+            stage: None,
         })
     }
 
@@ -144,6 +155,8 @@ impl StaticFilter {
             return Err(AddError::Frozen);
         };
         let set = Arc::get_mut(set).ok_or(AddError::Freezing)?;
+        // A write makes any stage a table of other items.
+        self.stage = None;
         if set.len() >= MAX_ITEMS && !set.contains(hash) {
             return Err(AddError::CannotGrow);
         }
@@ -207,6 +220,7 @@ impl StaticFilter {
     /// Bytes reported (BF.INFO Size, MEMORY USAGE).
     pub fn reported_bytes(&self) -> u64 {
         FILTER_OVERHEAD
+            + self.stage_bytes()
             + match &self.state {
                 State::Building(set) => set.bytes(),
                 State::Frozen(frozen) => frozen.table.slots.len() as u64,
@@ -241,12 +255,18 @@ impl StaticFilter {
         }
     }
 
+    /// Whether this is the builder `job` works from (the same shared hashes).
+    pub fn is_frozen_by(&self, job: &FreezeJob) -> bool {
+        matches!(&self.state, State::Building(set) if Arc::ptr_eq(set, &job.set))
+    }
+
     /// Takes the frozen filter a job built, if this is still the builder the job started
     /// from (same shared set): O(1), the builder's hashes are freed when the job is dropped.
     pub fn adopt(&mut self, job: &FreezeJob, frozen: Frozen) -> bool {
-        let ours = matches!(&self.state, State::Building(set) if Arc::ptr_eq(set, &job.set));
+        let ours = self.is_frozen_by(job);
         if ours {
             self.state = State::Frozen(frozen);
+            self.stage = None;
         }
         ours
     }

@@ -297,3 +297,93 @@ fn the_header_magic_is_no_other_kinds() {
     ];
     assert!(!others.contains(&MAGIC));
 }
+
+/// Bytes of a frozen value's table, padding left out (what its steps carry).
+fn table_len(frozen: &StaticFilter) -> u64 {
+    frozen.reported_bytes() - FILTER_OVERHEAD - table::PADDING as u64
+}
+
+/// The freeze's effects as a replica applies them: `STAGE`, the steps as `CHUNK`s (those in
+/// `skip` left out), `COMMIT`.
+fn staged(builder: &StaticFilter, frozen: &StaticFilter, skip: &[usize]) -> StaticFilter {
+    let mut replica = builder.clone();
+    let header = frozen.encode_header();
+    replica.begin_stage(&header, u64::MAX).unwrap();
+    let mut from = 0;
+    let mut index = 0;
+    while let Some(step) = frozen.step_at(from) {
+        if !skip.contains(&index) {
+            let applied = replica.stage_chunk(step.iter, step.bytes).unwrap();
+            assert_eq!(applied, replica.stage.is_some());
+        }
+        // Reads are the builder's until COMMIT.
+        assert!(!replica.is_frozen());
+        from = step.next;
+        index += 1;
+    }
+    let hashes = replica.commit_stage(&header, u64::MAX).unwrap();
+    assert_eq!(hashes.len(), builder.card());
+    replica
+}
+
+#[test]
+fn a_frozen_value_arrives_in_steps_and_replaces_the_builder() {
+    // 5M items at 1 %: a table of about 4.9 MB, two steps.
+    for (n, error) in [(0u64, 0.01), (1, 0.001), (3000, 0.01), (5_000_000, 0.01)] {
+        let items = hashes(n, n + 7);
+        let builder = builder_of(&items, error);
+        let frozen = frozen_of(&items, error);
+        let steps = std::iter::successors(frozen.step_at(0), |s| frozen.step_at(s.next)).count();
+        assert_eq!(steps as u64, table_len(&frozen).div_ceil(STEP_BYTES));
+        assert_eq!(staged(&builder, &frozen, &[]), frozen, "{n}");
+        // A replica that resynced mid-way has no stage: COMMIT builds the same table.
+        assert_eq!(staged(&builder, &frozen, &[0]), frozen, "{n}");
+        let mut bare = builder.clone();
+        bare.commit_stage(&frozen.encode_header(), u64::MAX)
+            .unwrap();
+        assert_eq!(bare, frozen);
+    }
+}
+
+#[test]
+fn freeze_effects_that_do_not_fit_are_refused() {
+    let items = hashes(2000, 3);
+    let builder = builder_of(&items, 0.01);
+    let frozen = frozen_of(&items, 0.01);
+    let header = frozen.encode_header();
+    // Another item count, another rate, a builder's header, garbage.
+    let fewer = frozen_of(&items[..1999], 0.01).encode_header();
+    let rate = frozen_of(&items, 0.001).encode_header();
+    for bad in [fewer, rate, builder.encode_header(), vec![7u8; 60]] {
+        let mut b = builder.clone();
+        assert_eq!(b.begin_stage(&bad, u64::MAX), Err(StageError::BadData));
+        assert_eq!(b.commit_stage(&bad, u64::MAX), Err(StageError::BadData));
+        assert_eq!(b, builder);
+    }
+    let mut b = builder.clone();
+    assert_eq!(b.begin_stage(&header, 100), Err(StageError::TooLarge));
+    // A chunk past the table drops the stage; one out of order is ignored and drops it too.
+    b.begin_stage(&header, u64::MAX).unwrap();
+    assert_eq!(b.stage_chunk(1 << 40, &[1, 2, 3]), Ok(false));
+    assert!(b.stage.is_none());
+    b.begin_stage(&header, u64::MAX).unwrap();
+    let longer = vec![0u8; table_len(&frozen) as usize + 1];
+    let past = longer.len() as i64 + 1;
+    assert_eq!(b.stage_chunk(past, &longer), Err(StageError::BadData));
+    assert!(b.stage.is_none());
+    // A write drops the stage; a frozen filter takes no effects.
+    b.begin_stage(&header, u64::MAX).unwrap();
+    assert!(b.reported_bytes() > builder.reported_bytes());
+    assert_eq!(b.add_hash(1, &u64::MAX), Ok(true));
+    assert!(b.stage.is_none());
+    let mut f = frozen.clone();
+    assert_eq!(
+        f.begin_stage(&header, u64::MAX),
+        Err(StageError::NotBuilding)
+    );
+    assert_eq!(f.stage_chunk(2, &[0]), Err(StageError::NotBuilding));
+    assert_eq!(
+        f.commit_stage(&header, u64::MAX),
+        Err(StageError::NotBuilding)
+    );
+}

@@ -46,16 +46,26 @@ impl Kind for StaticKind {
         crate::model::codec::chunks_round_trip(&self.filter, max_bytes).map(|f| self.with(f))
     }
     /// The freeze: the job runs where the model is (the server runs it on a thread), and
-    /// the builder it started from takes the result.
+    /// the builder it started from takes the result. A replica's copy of the builder gets the
+    /// freeze's effects (`STAGE`, the `CHUNK`s, `COMMIT`; every other variant a replica that
+    /// resynced mid-way, with no stage) and must hold the same value.
     fn advance(&mut self, now_ms: u64) {
         if now_ms < self.freeze_at {
             return;
         }
         if let Some(job) = self.filter.freeze_job() {
             if let Ok(frozen) = job.run() {
+                let replica = self.filter.clone();
+                let value = self.filter.frozen_value(frozen.clone());
                 assert!(
                     self.filter.adopt(&job, frozen),
                     "the builder adopts its own freeze"
+                );
+                let resynced = self.freeze_at % 16 == 8;
+                assert_eq!(
+                    through_effects(replica, &value, resynced),
+                    self.filter,
+                    "the freeze's effects give the primary's value"
                 );
             }
         }
@@ -76,4 +86,23 @@ impl Kind for StaticKind {
             .map(|_| ())
             .map_err(|e| format!("its own header is refused: {e:?}"))
     }
+}
+
+/// A builder after a freeze's effects of `value`; `resynced`: without the `STAGE`.
+fn through_effects(
+    mut builder: StaticFilter,
+    value: &StaticFilter,
+    resynced: bool,
+) -> StaticFilter {
+    let header = value.encode_header();
+    if !resynced {
+        assert_eq!(builder.begin_stage(&header, u64::MAX), Ok(()));
+    }
+    let mut from = 0;
+    while let Some(step) = value.step_at(from) {
+        assert_eq!(builder.stage_chunk(step.iter, step.bytes), Ok(!resynced));
+        from = step.next;
+    }
+    assert!(builder.commit_stage(&header, u64::MAX).is_ok());
+    builder
 }

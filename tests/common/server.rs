@@ -565,6 +565,45 @@ pub fn keyevent_server() -> (Server, Client, Client) {
     (server, client, subscriber)
 }
 
+/// Keys and the items added to each, as a kind's persistence tests populate them.
+pub type Populated = Vec<(String, Vec<String>)>;
+
+/// A kind's persistence story, with the AOF rewritten both with and without the RDB
+/// preamble: what `snapshot` reads of the keys `populate` wrote is the same after
+/// `DEBUG RELOAD`, and after an AOF rewrite and a restart. Without the preamble, the rewritten
+/// AOF holds `headers.0` values as `BF.LOADCHUNK` headers starting with `headers.1` (when
+/// given). `after` checks the restarted server further.
+pub fn reload_restart_and_aof_rewrite(
+    populate: fn(&mut Client) -> Populated,
+    snapshot: fn(&mut Client, &Populated) -> Vec<super::client::Reply>,
+    headers: Option<(usize, &[u8])>,
+    after: fn(&mut Client),
+) {
+    for preamble in ["no", "yes"] {
+        let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
+        let mut s = Server::build(&[], &config);
+        let mut c = s.client();
+        let keys = populate(&mut c);
+        let before = snapshot(&mut c, &keys);
+        assert_eq!(c.call(&["DEBUG", "RELOAD"]), Simple("OK".into()));
+        assert_eq!(snapshot(&mut c, &keys), before);
+        rewrite_aof(&mut c);
+        if let (Some((count, magic)), "no") = (headers, preamble) {
+            let commands = aof_commands(&s.dir);
+            let found: Vec<&Vec<Vec<u8>>> = commands
+                .iter()
+                .filter(|cmd| cmd[0] == b"BF.LOADCHUNK" && cmd[2] == b"1")
+                .collect();
+            assert_eq!(found.len(), count);
+            assert!(found.iter().all(|cmd| cmd[3].starts_with(magic)));
+        }
+        s.restart();
+        let mut c = s.client();
+        assert_eq!(snapshot(&mut c, &keys), before, "preamble {preamble}");
+        after(&mut c);
+    }
+}
+
 /// Starts an AOF rewrite (none may be under way) and waits until it is done and the AOF
 /// buffer written.
 pub fn rewrite_aof(client: &mut Client) {

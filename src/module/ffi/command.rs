@@ -150,6 +150,14 @@ impl Ctx {
         flags & replayed as c_int != 0
     }
 
+    /// Whether this server is a replica now (a primary can become one between two turns of
+    /// work it started).
+    pub fn is_replica(&self) -> bool {
+        // SAFETY: `raw` is the live context of this call.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
+        flags & raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int != 0
+    }
+
     pub fn is_resp3(&self) -> bool {
         // SAFETY: `raw` is the live context of this call.
         let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw) };
@@ -277,6 +285,19 @@ impl Ctx {
     /// The server's clock, in Unix milliseconds.
     pub fn now_ms(&self) -> u64 {
         now_ms()
+    }
+
+    /// Runs `f` with a Redis string holding `bytes` (a key name kept past its command),
+    /// freed afterwards.
+    pub fn with_string<R>(&self, bytes: &[u8], f: impl FnOnce(RawString) -> R) -> R {
+        // SAFETY: the string is created here and freed after `f`; whatever keeps it meanwhile
+        // (an open key, a replicated command) takes its own reference.
+        let s =
+            unsafe { api!(RedisModule_CreateString)(self.raw, bytes.as_ptr().cast(), bytes.len()) };
+        let out = f(s);
+        // SAFETY: created above, freed once.
+        unsafe { api!(RedisModule_FreeString)(self.raw, s) };
+        out
     }
 
     pub fn open_key(&self, name: RawString, write: bool) -> Key {

@@ -191,16 +191,6 @@ impl Key {
         at
     }
 
-    /// The Unix time in milliseconds at which the key expires, if it has an expiry.
-    pub fn expire_at(&self) -> Option<i64> {
-        if self.ptr.is_null() {
-            return None;
-        }
-        // SAFETY: `ptr` is an open key.
-        let at = unsafe { api!(RedisModule_GetAbsExpire)(self.ptr) };
-        (at >= 0).then_some(at)
-    }
-
     /// Remembers the measure of the value a write command is about to change.
     fn track(
         &mut self,

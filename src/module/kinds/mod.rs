@@ -69,6 +69,20 @@ pub struct Info {
     pub extra: Vec<(&'static CStr, i64)>,
 }
 
+/// `BloomValue::add_each` for a kind that adds one item at a time: each outcome is answered
+/// as it comes, until `answer` says stop.
+pub fn add_one_by_one(
+    items: &mut dyn Iterator<Item = &[u8]>,
+    answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
+    mut add: impl FnMut(&[u8]) -> Result<bool, AddError>,
+) {
+    for item in items {
+        if !answer(add(item)) {
+            return;
+        }
+    }
+}
+
 /// A Bloom-family value: the operations the `BF.*` commands need.
 pub trait BloomValue {
     /// Adds the items in order; `answer` receives each outcome (true: the item was absent

@@ -15,13 +15,15 @@ use std::ffi::CStr;
 
 use redis_module::native_types::RedisType;
 
-use super::{aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write};
+use super::{
+    add_one_by_one, aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write,
+};
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
 use crate::fuse::{BuildError, FreezeJob, Frozen, State, StaticFilter, ENCODING_VERSION, MAGIC};
 use crate::module::ffi::blocking::{run_in_background, Background};
 use crate::module::ffi::io::Digest;
-use crate::module::ffi::{Args, Ctx, Slot};
+use crate::module::ffi::{Args, Ctx, RawString, Slot};
 use crate::module::state::errors::*;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
 use crate::module::types::{callbacks, filter_value};
@@ -63,11 +65,9 @@ impl BloomValue for StaticFilter {
         write: &mut Write,
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
-        for item in items {
-            if !answer(StaticFilter::add(self, item, &write.admission)) {
-                return;
-            }
-        }
+        add_one_by_one(items, answer, |item| {
+            StaticFilter::add(self, item, &write.admission)
+        });
     }
 
     fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool)) {
@@ -179,26 +179,124 @@ impl BloomKind for StaticFilter {
     }
 }
 
-/// A freeze: the snapshot it works from, then its result.
+/// A freeze: the snapshot it works from, its result, then the result's propagation in steps.
 struct Freeze {
-    job: FreezeJob,
+    /// The builder's hashes, shared while the freeze runs (the builder refuses writes).
+    job: Option<FreezeJob>,
+    key: Vec<u8>,
     result: Option<Result<Frozen, BuildError>>,
+    /// The frozen value being propagated, and the table byte its next step starts at.
+    value: Option<StaticFilter>,
+    sent: u64,
+    outcome: Option<Result<(), &'static CStr>>,
+    /// Whether it started on a (writable) replica, whose writes are its own.
+    on_replica: bool,
 }
 
 impl Background for Freeze {
     fn work(&mut self) {
-        self.result = Some(self.job.run());
+        self.result = self.job.as_ref().map(FreezeJob::run);
     }
 
-    fn complete(self: Box<Self>, ctx: Ctx, args: Args) {
-        if let Err(text) = finish(ctx, args, *self) {
-            ctx.reply_error(text);
+    fn step(&mut self, ctx: Ctx) -> bool {
+        if self.outcome.is_none() {
+            let key = std::mem::take(&mut self.key);
+            ctx.with_string(&key, |name| {
+                if let Err(text) = self.advance(ctx, name) {
+                    self.outcome = Some(Err(text));
+                }
+            });
+            self.key = key;
+        }
+        if self.outcome.is_some() {
+            self.release();
+            return true;
+        }
+        false
+    }
+
+    fn complete(mut self: Box<Self>, ctx: Ctx, _args: Args) {
+        self.release();
+        match self.outcome {
+            Some(Ok(())) => ctx.reply_ok(),
+            Some(Err(text)) => ctx.reply_error(text),
+            None => ctx.reply_error(STATIC_FREEZE_FAILED),
         }
     }
 }
 
+impl Freeze {
+    /// One step: the first propagates the frozen value's header (`STAGE`), each next one a
+    /// step of its table (`CHUNK`), the last swaps it in (`COMMIT`). Each checks first that
+    /// the server is still a primary and the key still holds the builder the freeze started
+    /// from.
+    fn advance(&mut self, ctx: Ctx, name: RawString) -> Result<(), &'static CStr> {
+        // A primary demoted meanwhile follows its new primary's stream: its keys are not ours
+        // to change any more.
+        if ctx.is_replica() && !self.on_replica {
+            return Err(STATIC_FREEZE_DEMOTED);
+        }
+        let mut key = ctx.open_key(name, true);
+        let job = self.job.as_ref().ok_or(STATIC_FREEZE_FAILED)?;
+        let filter = match key.slot::<StaticFilter>(&STATIC_TYPE) {
+            Slot::Ours(filter) if filter.is_frozen_by(job) => filter,
+            _ => return Err(STATIC_FREEZE_KEY_CHANGED),
+        };
+        let Some(value) = &self.value else {
+            let frozen = match self.result.take() {
+                Some(Ok(frozen)) => frozen,
+                Some(Err(BuildError::TooLarge)) => return Err(STATIC_FREEZE_MEMORY),
+                _ => return Err(STATIC_FREEZE_FAILED),
+            };
+            let value = filter.frozen_value(frozen);
+            ctx.replicate(c"BF.FREEZE", name, &[b"STAGE", &value.encode_header()]);
+            self.value = Some(value);
+            return Ok(());
+        };
+        if let Some(step) = value.step_at(self.sent) {
+            let iter = step.iter.to_string();
+            ctx.replicate(c"BF.FREEZE", name, &[b"CHUNK", iter.as_bytes(), step.bytes]);
+            self.sent = step.next;
+            return Ok(());
+        }
+        let header = value.encode_header();
+        let frozen = match self.value.take().map(|value| value.state) {
+            Some(State::Frozen(frozen)) => frozen,
+            _ => return Err(STATIC_FREEZE_FAILED),
+        };
+        if !filter.adopt(job, frozen) {
+            return Err(STATIC_FREEZE_KEY_CHANGED);
+        }
+        ctx.replicate(c"BF.FREEZE", name, &[b"COMMIT", &header]);
+        ctx.notify(c"bf.freeze", name);
+        self.outcome = Some(Ok(()));
+        Ok(())
+    }
+
+    /// Lets the builder's hashes go: freed off the main thread when the job holds the last
+    /// share (at 100M items, 130k allocations); otherwise the builder takes writes again.
+    fn release(&mut self) {
+        if let Some(job) = self.job.take().filter(FreezeJob::is_last) {
+            free_off_thread(job);
+        }
+    }
+}
+
+/// Drops `owned` on a thread of its own (large builders are many allocations).
+fn free_off_thread<T: Send + 'static>(owned: T) {
+    let _ = std::thread::Builder::new()
+        .name("bf-free".into())
+        .spawn(move || drop(owned));
+}
+
 /// BF.FREEZE key
+///
+/// Also its effects, sent only by a primary or the AOF: `BF.FREEZE key STAGE header`,
+/// `BF.FREEZE key CHUNK iterator bytes`, `BF.FREEZE key COMMIT header` (`src/fuse/stage.rs`).
 pub fn freeze(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() > 2 {
+        return freeze_effect(ctx, args);
+    }
     args.exactly(2)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
@@ -220,70 +318,66 @@ pub fn freeze(ctx: Ctx, args: Args) -> CommandResult {
     if current.saturating_add(job.bytes()) > ctx.admission().limit(current) {
         return Err(STATIC_FREEZE_MEMORY.into());
     }
-    let freeze = Freeze { job, result: None };
+    let items = job.set.len();
+    let mut freeze = Freeze {
+        job: Some(job),
+        key: args.bytes(1).to_vec(),
+        result: None,
+        value: None,
+        sent: 0,
+        outcome: None,
+        on_replica: ctx.is_replica(),
+    };
     drop(key);
     if ctx.may_block() {
         return run_in_background(ctx, Box::new(freeze)).map_err(|_| STATIC_FREEZE_THREAD.into());
     }
-    if freeze.job.set.len() > SYNC_MAX_ITEMS {
+    if items > SYNC_MAX_ITEMS {
         return Err(STATIC_FREEZE_CANNOT_BLOCK.into());
     }
-    let mut freeze = freeze;
+    // Inside MULTI or a script: every step now, its effects inside the transaction.
     freeze.work();
-    finish(ctx, args, freeze).map_err(CommandError::from)
-}
-
-/// Swaps the frozen filter in if the key still holds the builder it was built from, replies,
-/// and propagates the frozen value.
-fn finish(ctx: Ctx, args: Args, freeze: Freeze) -> Result<(), &'static CStr> {
-    let Freeze { job, result } = freeze;
-    let outcome = swap_in(ctx, args, &job, result);
-    // When the job holds the last share of the builder's hashes (the builder was swapped out
-    // or went away), they are freed off the main thread: at 100M items, 130k allocations.
-    // Otherwise the share is dropped here, so the builder takes writes again at once.
-    if job.is_last() {
-        let _ = std::thread::Builder::new()
-            .name("bf-free".into())
-            .spawn(move || drop(job));
+    while !freeze.step(ctx) {}
+    match freeze.outcome {
+        Some(Ok(())) => {
+            ctx.reply_ok();
+            Ok(())
+        }
+        Some(Err(text)) => Err(text.into()),
+        None => Err(STATIC_FREEZE_FAILED.into()),
     }
-    outcome
 }
 
-fn swap_in(
-    ctx: Ctx,
-    args: Args,
-    job: &FreezeJob,
-    result: Option<Result<Frozen, BuildError>>,
-) -> Result<(), &'static CStr> {
-    let frozen = match result {
-        Some(Ok(frozen)) => frozen,
-        Some(Err(BuildError::TooLarge)) => return Err(STATIC_FREEZE_MEMORY),
-        _ => return Err(STATIC_FREEZE_FAILED),
-    };
-    let key_name = args.raw(1).ok_or(STATIC_FREEZE_KEY_CHANGED)?;
+/// A freeze's effect, applied where the primary or the AOF sends it (never from a client):
+/// the builder stays the key's value, answering reads, until `COMMIT`.
+fn freeze_effect(ctx: Ctx, args: Args) -> CommandResult {
+    if !ctx.is_replayed() {
+        return Err(STATIC_EFFECT_ONLY.into());
+    }
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
-    let Slot::Ours(filter) = key.slot::<StaticFilter>(&STATIC_TYPE) else {
-        return Err(STATIC_FREEZE_KEY_CHANGED);
+    let filter = match key.slot::<StaticFilter>(&STATIC_TYPE) {
+        Slot::Ours(filter) => filter,
+        Slot::Empty => return Err(NOT_FOUND.into()),
+        Slot::WrongType => return Err(WRONG_TYPE.into()),
     };
-    if !filter.adopt(job, frozen) {
-        return Err(STATIC_FREEZE_KEY_CHANGED);
+    let limit = ctx.admission().limit(0);
+    match (args.bytes(2), args.len()) {
+        (b"STAGE", 4) => filter.begin_stage(args.bytes(3), limit)?,
+        (b"CHUNK", 5) => {
+            let iter = std::str::from_utf8(args.bytes(3))
+                .ok()
+                .and_then(|text| text.parse::<i64>().ok())
+                .ok_or(BAD_DATA)?;
+            filter.stage_chunk(iter, args.bytes(4))?;
+        }
+        (b"COMMIT", 4) => {
+            free_off_thread(filter.commit_stage(args.bytes(3), limit)?);
+            ctx.notify(c"bf.freeze", key_name);
+        }
+        _ => return Err(CommandError::Arity),
     }
     ctx.reply_ok();
-    // UNLINK: a replica frees its builder (130k allocations at 100M items) in the background.
-    ctx.replicate(c"UNLINK", key_name, &[]);
-    ctx.replicate(c"BF.LOADCHUNK", key_name, &[b"1", &filter.encode_header()]);
-    let mut iter = 1;
-    while let Some((next, bytes)) = StaticFilter::chunk_at(filter, iter) {
-        ctx.replicate(
-            c"BF.LOADCHUNK",
-            key_name,
-            &[next.to_string().as_bytes(), &bytes],
-        );
-        iter = next;
-    }
-    if let Some(at) = key.expire_at() {
-        ctx.replicate(c"PEXPIREAT", key_name, &[at.to_string().as_bytes()]);
-    }
-    ctx.notify(c"bf.freeze", key_name);
+    ctx.replicate_verbatim();
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::ffi::CStr;
 
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::cuckoo::{CuckooError, InsertError};
+use crate::fuse::StageError;
 use crate::syntax::{bf, cf};
 
 /// Why a command failed: what the client is told.
@@ -63,6 +64,17 @@ impl Refusal for HeaderError {
         match self {
             HeaderError::BadData => BAD_DATA,
             HeaderError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+        }
+    }
+}
+
+/// A freeze effect (`BF.FREEZE key STAGE|CHUNK|COMMIT`) that did not apply.
+impl Refusal for StageError {
+    fn text(self) -> &'static CStr {
+        match self {
+            StageError::BadData => BAD_DATA,
+            StageError::TooLarge => INSUFFICIENT_MEMORY_CREATE,
+            StageError::NotBuilding => STATIC_FROZEN_ALREADY,
         }
     }
 }
@@ -238,6 +250,10 @@ pub const STATIC_FREEZE_CANNOT_BLOCK: &CStr =
 pub const STATIC_FREEZE_FAILED: &CStr = c"ERR could not freeze the filter (no seed made it peel)";
 pub const STATIC_FREEZE_KEY_CHANGED: &CStr =
     c"ERR the key changed during BF.FREEZE (deleted, renamed, replaced or expired): nothing was frozen";
+pub const STATIC_FREEZE_DEMOTED: &CStr =
+    c"ERR the server became a replica during BF.FREEZE: nothing was frozen here";
+pub const STATIC_EFFECT_ONLY: &CStr =
+    c"ERR BF.FREEZE STAGE, CHUNK and COMMIT are a freeze's effects: only a primary or the AOF sends them";
 pub const STATIC_FROZEN: &CStr =
     c"ERR filter is frozen (BF.FREEZE): a static set takes no more items";
 pub const STATIC_FREEZING: &CStr =
