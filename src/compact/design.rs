@@ -16,6 +16,7 @@
 //!   fingerprint length (no marker bit, two header bytes a list). `flat H` names the
 //!   fingerprint schedule: the first `H` generations share 90 % of the rate equally.
 
+use super::segments::size_class;
 use super::Compact;
 use crate::bloom::{Chain, ItemHash};
 
@@ -34,19 +35,6 @@ fn floor_bytes(n: u64, error: f64) -> u64 {
     Chain::new(n, error, 2, false, u64::MAX)
         .map(|c| c.reported_bytes())
         .unwrap_or(u64::MAX)
-}
-
-/// The allocator's size class of a request (jemalloc's, as Redis and Valkey ship it).
-pub(super) fn size_class(bytes: u64) -> u64 {
-    match bytes {
-        0 => 0,
-        1..=8 => 8,
-        9..=128 => bytes.div_ceil(16) * 16,
-        _ => {
-            let step = 1u64 << (63 - (bytes - 1).leading_zeros() - 2);
-            bytes.div_ceil(step) * step
-        }
-    }
 }
 
 /// Bits of `s` sorted values below `universe`, Elias-Fano coded.
