@@ -7,6 +7,7 @@
 //! would store is counted exactly, its allocations rounded up to the allocator's size classes.
 //!
 //! - `doubling`: today's filter (its own `bytes()`).
+//! - `segments (built)`: the segment filter (`segments::Segmented`, its own `bytes()`).
 //! - `lh-qf`: a quotient table that grows by linear hashing with slots decoupled from
 //!   quotients, at 95 % load at every size (the best case of candidate (a)), fields as today
 //!   plus 2.1 bits of rank-select metadata per slot.
@@ -16,7 +17,7 @@
 //!   fingerprint length (no marker bit, two header bytes a list). `flat H` names the
 //!   fingerprint schedule: the first `H` generations share 90 % of the rate equally.
 
-use super::segments::size_class;
+use super::segments::{size_class, Segmented};
 use super::Compact;
 use crate::bloom::{Chain, ItemHash};
 
@@ -231,6 +232,25 @@ fn design_table() {
         })
         .collect();
     row("doubling (today)", &doubling);
+    for deletable in [false, true] {
+        let built: Vec<Vec<f64>> = cases
+            .iter()
+            .map(|&(error, start)| {
+                let filter = std::cell::RefCell::new(
+                    Segmented::new(start, error, deletable, 1, u64::MAX).unwrap(),
+                );
+                curve(
+                    error,
+                    |i| {
+                        filter.borrow_mut().add(&id(i), u64::MAX).unwrap();
+                    },
+                    |_| filter.borrow().bytes(),
+                )
+            })
+            .collect();
+        let name = ["segments (built)", "segments (built), counting"][usize::from(deletable)];
+        row(name, &built);
+    }
     for (meta, name) in [
         (2.1, "lh-qf, 95 % load, rank-select"),
         (3.0, "lh-qf, 95 % load, 3 bits"),

@@ -102,6 +102,8 @@ pub struct Segmented {
     pub(crate) entries: u64,
     /// Bits in all new entries get (`total_bits` of this generation; kept).
     pub(crate) fresh_bits: u32,
+    /// Bytes of the segments' allocations (kept: every add asks).
+    pub(crate) segment_bytes: u64,
     pub(crate) directory: Directory,
 }
 
@@ -142,6 +144,7 @@ impl Segmented {
             items: 0,
             entries: 0,
             fresh_bits,
+            segment_bytes: 0,
             directory: Directory::default(),
         };
         for _ in 0..count {
@@ -236,9 +239,7 @@ impl Segmented {
             count: 1,
         };
         crate::compact::meter::add(entries.len() as u64);
-        let added_entry = match entries
-            .binary_search_by(|e| (e.len, e.fingerprint).cmp(&(new.len, fingerprint)))
-        {
+        let added_entry = match entries.binary_search_by_key(&new.key(), Entry::key) {
             Ok(i) => {
                 let e = entries.get_mut(i)?;
                 e.count = e.count.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
@@ -301,9 +302,9 @@ impl Segmented {
                 }
             }
         }
-        // Shorter lists come first: the halves are sorted again by (length, fingerprint).
-        stay.sort_unstable();
-        go.sort_unstable();
+        // Voids go to both halves, out of the order the others keep: sorted again.
+        stay.sort_unstable_by_key(Entry::key);
+        go.sort_unstable_by_key(Entry::key);
         Some((Segment::encode(&stay)?, Segment::encode(&go)?))
     }
 
@@ -323,17 +324,14 @@ impl Segmented {
     }
 
     fn commit(&mut self, plan: Plan) {
-        if let Some(s) = self.directory.get_mut(plan.at) {
-            *s = plan.segment;
-        }
+        self.replace(plan.at, plan.segment);
         self.entries += u64::from(plan.added_entry);
         if let Some((stay, go)) = plan.split {
             let voids =
                 stay.len() + go.len() - self.directory.get(self.pointer).map_or(0, Segment::len);
             self.entries += voids;
-            if let Some(s) = self.directory.get_mut(self.pointer) {
-                *s = stay;
-            }
+            self.replace(self.pointer, stay);
+            self.segment_bytes += go.bytes();
             self.directory.push(go);
             self.pointer += 1;
             if self.pointer == 1 << self.level {
@@ -343,6 +341,14 @@ impl Segmented {
                 self.fresh_bits =
                     total_bits(self.error, self.first_level, g).unwrap_or(self.fresh_bits);
             }
+        }
+    }
+
+    /// Puts `segment` in place of segment `at`, keeping the bytes count.
+    fn replace(&mut self, at: u64, segment: Segment) {
+        if let Some(s) = self.directory.get_mut(at) {
+            self.segment_bytes = self.segment_bytes - s.bytes() + segment.bytes();
+            *s = segment;
         }
     }
 
@@ -366,8 +372,13 @@ impl Segmented {
             return Ok(false);
         };
         crate::compact::meter::add(entries.len() as u64);
-        let key = (len, segment::prefix(tail, len));
-        let Ok(i) = entries.binary_search_by(|e| (e.len, e.fingerprint).cmp(&key)) else {
+        let key = Entry {
+            len,
+            fingerprint: segment::prefix(tail, len),
+            count: 1,
+        }
+        .key();
+        let Ok(i) = entries.binary_search_by_key(&key, Entry::key) else {
             return Ok(false);
         };
         let removed = match entries.get_mut(i) {
@@ -383,9 +394,7 @@ impl Segmented {
         let Some(segment) = Segment::encode(&entries) else {
             return Ok(false);
         };
-        if let Some(s) = self.directory.get_mut(at) {
-            *s = segment;
-        }
+        self.replace(at, segment);
         self.entries -= u64::from(removed);
         self.items = self.items.saturating_sub(1);
         Ok(true)
@@ -412,11 +421,15 @@ impl Segmented {
         self.directory.len()
     }
 
+    /// The segments in order (what the codec writes and the digest reads).
+    pub fn each_segment(&self) -> impl Iterator<Item = &Segment> {
+        self.directory.iter()
+    }
+
     /// Bytes the value's allocations take, each rounded up to its size class (BF.INFO Size,
     /// MEMORY USAGE).
     pub fn bytes(&self) -> u64 {
-        let segments: u64 = self.directory.iter().map(Segment::bytes).sum();
-        OVERHEAD + self.directory.bytes() + segments
+        OVERHEAD + self.directory.bytes() + self.segment_bytes
     }
 }
 

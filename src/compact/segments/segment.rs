@@ -1,15 +1,15 @@
 //! One segment: the fingerprints of the items whose address leads here, a sorted set coded
 //! Elias-Fano style in one allocation, with a count for the entries added more than once.
 //!
-//! Entries of one length form one list; the lists are laid end to end in one universe (a
-//! list of length `r` takes `2^r` values, shorter lists first), so one Elias-Fano sequence
-//! codes them all and a lookup walks the high bits once, forward, whatever the number of
-//! lists: the candidate values of a query (its prefix of each length present) ascend with
-//! the length. Each generation's entries are about as dense in their list as the others'
-//! (an older generation has half the entries in half the values), so sharing the low-bit
-//! width costs next to nothing against a sequence per list.
+//! Entries of every length share one sorted list, each padded InfiniFilter-style (its
+//! fingerprint, a one, then zeros, to the longest length held plus one bit): an entry's value
+//! says its length (its lowest set bit), and every entry that can be a prefix of a query
+//! lies in the block of values sharing the query's shortest prefix held, so a lookup finds
+//! that block once and reads the few entries in it. Each generation's entries are about as
+//! dense among their values as the others' (an older one has half the entries with one bit
+//! less), so padding costs next to nothing against a list per length.
 //!
-//! Words: a header (entries, counters), the mask of lengths present, the high bits (one per
+//! Words: a header (entries, counters, shortest and longest length), the high bits (one per
 //! entry and one per bucket of `2^low` values), the low bits (`low` per entry), then one
 //! word per counted entry (its index, and its count less two). The layout is wholly
 //! determined by the entries: `from_words` accepts exactly the words `encode` writes.
@@ -17,11 +17,38 @@
 use super::{size_class, MAX_LEN, MAX_SEGMENT_ENTRIES};
 
 /// An entry: `len` hash bits after the segment's address, and how often it was added.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
     pub len: u32,
     pub fingerprint: u64,
     pub count: u64,
+}
+
+impl Entry {
+    /// Its place in a segment's order: the fingerprint padded to 64 bits (a one after it,
+    /// then zeros), distinct for every (length, fingerprint).
+    #[inline]
+    pub fn key(&self) -> u64 {
+        padded(self.len, self.fingerprint, 63)
+    }
+}
+
+/// A fingerprint of `len` bits padded to `longest + 1` bits.
+#[inline]
+fn padded(len: u32, fingerprint: u64, longest: u32) -> u64 {
+    (fingerprint << 1 | 1) << (longest - len)
+}
+
+/// The entry (counted once) of a padded value, if it is one.
+#[inline]
+fn unpad(value: u64, longest: u32) -> Option<Entry> {
+    let zeros = value.trailing_zeros();
+    let len = longest.checked_sub(zeros)?;
+    Some(Entry {
+        len,
+        fingerprint: value >> (zeros + 1),
+        count: 1,
+    })
 }
 
 /// Bits of a counter word holding the entry's index.
@@ -40,7 +67,8 @@ pub struct Segment {
 struct Shape {
     entries: u64,
     counters: u64,
-    mask: u64,
+    shortest: u32,
+    longest: u32,
     low: u32,
     high_bits: u64,
     high_at: usize,
@@ -50,27 +78,28 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(entries: u64, counters: u64, mask: u64) -> Option<Shape> {
+    fn of(entries: u64, counters: u64, shortest: u32, longest: u32) -> Option<Shape> {
         if entries == 0 || entries > MAX_SEGMENT_ENTRIES || counters > entries {
             return None;
         }
-        if mask == 0 || mask >> (MAX_LEN + 1) != 0 {
+        if shortest > longest || longest > MAX_LEN {
             return None;
         }
-        let universe = universe(mask);
+        let universe = 2u64 << longest;
         let low = match universe / entries {
             0 => 0,
             q => 63 - q.leading_zeros(),
         };
         let buckets = ((universe - 1) >> low) + 1;
         let high_bits = entries + buckets;
-        let high_at = 2;
+        let high_at = 1;
         let low_at = high_at + high_bits.div_ceil(64) as usize;
         let counters_at = low_at + (entries * u64::from(low)).div_ceil(64) as usize;
         Some(Shape {
             entries,
             counters,
-            mask,
+            shortest,
+            longest,
             low,
             high_bits,
             high_at,
@@ -79,19 +108,13 @@ impl Shape {
             words: counters_at + counters as usize,
         })
     }
-}
 
-/// Values the lists of these lengths take together.
-fn universe(mask: u64) -> u64 {
-    (0..=MAX_LEN)
-        .filter(|r| mask >> r & 1 == 1)
-        .map(|r| 1u64 << r)
-        .sum()
-}
-
-/// Where the list of length `len` starts (the lengths present below it, `2^r` values each).
-fn offset(mask: u64, len: u32) -> u64 {
-    universe(mask & ((1u64 << len) - 1))
+    fn header(&self) -> u64 {
+        self.entries
+            | self.counters << 16
+            | u64::from(self.shortest) << 32
+            | u64::from(self.longest) << 40
+    }
 }
 
 /// The `width` bits at bit `at` of `words` (zero past their end).
@@ -126,13 +149,24 @@ fn set_bits(words: &mut [u64], at: u64, width: u32, value: u64) {
     }
 }
 
-/// The position of the `k`-th set bit of `word` (`k` below its population).
+/// The position of the `k`-th set bit of `word` (`k` below its population): whole 16-bit
+/// blocks skipped by their population, then the bits of one cleared.
 #[inline]
-fn select(mut word: u64, k: u64) -> u64 {
+fn select(mut word: u64, mut k: u64) -> u64 {
+    let mut base = 0u64;
+    loop {
+        let block = u64::from((word & 0xffff).count_ones());
+        if k < block || base >= 48 {
+            break;
+        }
+        k -= block;
+        word >>= 16;
+        base += 16;
+    }
     for _ in 0..k {
         word &= word.wrapping_sub(1);
     }
-    u64::from(word.trailing_zeros())
+    base + u64::from(word.trailing_zeros())
 }
 
 /// The `len` bits of `tail` after the address (its top bits).
@@ -151,19 +185,23 @@ impl Segment {
         if entries.is_empty() {
             return Some(Segment::default());
         }
-        let mask = entries.iter().try_fold(0u64, |mask, e| {
-            let fits = e.len <= MAX_LEN && e.fingerprint >> e.len == 0;
-            (fits && (1..=MAX_COUNT).contains(&e.count)).then_some(mask | 1 << e.len)
-        })?;
+        let fits = |e: &Entry| e.len <= MAX_LEN && e.fingerprint >> e.len == 0;
+        if !entries
+            .iter()
+            .all(|e| fits(e) && (1..=MAX_COUNT).contains(&e.count))
+        {
+            return None;
+        }
+        let shortest = entries.iter().map(|e| e.len).min()?;
+        let longest = entries.iter().map(|e| e.len).max()?;
         let counters = entries.iter().filter(|e| e.count > 1).count() as u64;
-        let shape = Shape::of(entries.len() as u64, counters, mask)?;
+        let shape = Shape::of(entries.len() as u64, counters, shortest, longest)?;
         let mut words = vec![0u64; shape.words];
-        words[0] = shape.entries | shape.counters << 32;
-        words[1] = mask;
+        words[0] = shape.header();
         let mut previous = None;
         let mut counter = shape.counters_at;
         for (i, e) in entries.iter().enumerate() {
-            let value = offset(mask, e.len) + e.fingerprint;
+            let value = padded(e.len, e.fingerprint, longest);
             if previous.is_some_and(|p| p >= value) {
                 return None;
             }
@@ -208,14 +246,15 @@ impl Segment {
 
     fn shape(&self) -> Option<Shape> {
         let header = *self.words.first()?;
-        let mask = *self.words.get(1)?;
-        let shape = Shape::of(header & 0xffff_ffff, header >> 32, mask)?;
-        (shape.words == self.words.len()).then_some(shape)
+        let field = |at: u32, bits: u32| header >> at & ((1 << bits) - 1);
+        let (shortest, longest) = (field(32, 8) as u32, field(40, 8) as u32);
+        let shape = Shape::of(field(0, 16), field(16, 16), shortest, longest)?;
+        (shape.words == self.words.len() && shape.header() == header).then_some(shape)
     }
 
     /// Distinct entries held.
     pub fn len(&self) -> u64 {
-        self.words.first().map_or(0, |h| h & 0xffff_ffff)
+        self.words.first().map_or(0, |h| h & 0xffff)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -236,12 +275,7 @@ impl Segment {
         let shape = self.shape()?;
         let high = self.words.get(shape.high_at..shape.low_at)?;
         let lows = self.words.get(shape.low_at..shape.counters_at)?;
-        let lengths: Vec<(u32, u64)> = (0..=MAX_LEN)
-            .filter(|r| shape.mask >> r & 1 == 1)
-            .map(|r| (r, offset(shape.mask, r)))
-            .collect();
         let mut entries = Vec::with_capacity(shape.entries as usize);
-        let mut list = 0usize;
         for (w, &word) in high.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
@@ -253,18 +287,7 @@ impl Segment {
                 }
                 let low = bits_at(lows, i * u64::from(shape.low), shape.low);
                 let value = ((position - i) << shape.low) | low;
-                while lengths
-                    .get(list + 1)
-                    .is_some_and(|(_, start)| *start <= value)
-                {
-                    list += 1;
-                }
-                let (len, start) = *lengths.get(list)?;
-                entries.push(Entry {
-                    len,
-                    fingerprint: value.checked_sub(start)?,
-                    count: 1,
-                });
+                entries.push(unpad(value, shape.longest)?);
             }
         }
         for &word in self.words.get(shape.counters_at..)? {
@@ -275,55 +298,58 @@ impl Segment {
     }
 
     /// Calls `found` with the length of every entry that is a prefix of `tail` (the hash
-    /// bits after the segment's address), shortest first, until it returns true; returns
-    /// whether one did. One forward walk of the high bits.
+    /// bits after the segment's address), in the segment's order, until it returns true; returns
+    /// whether one did. They all lie in the block of values sharing the query's prefix of
+    /// the shortest length held: one bucket found, then the entries of that block read.
     pub fn prefixes(&self, tail: u128, mut found: impl FnMut(u32) -> bool) -> bool {
         let Some(shape) = self.shape() else {
             return false;
         };
         let high = &self.words[shape.high_at..shape.low_at];
         let lows = &self.words[shape.low_at..shape.counters_at];
-        let low_mask = (1u64 << shape.low) - 1;
-        let (mut w, mut zeros_before) = (0usize, 0u64);
-        let mut lengths = shape.mask;
-        crate::compact::meter::add(high.len() as u64);
-        while lengths != 0 {
-            let len = lengths.trailing_zeros();
-            lengths &= lengths - 1;
-            let value = offset(shape.mask, len) + prefix(tail, len);
-            let bucket = value >> shape.low;
-            // The bucket starts after its `bucket`-th zero of the high bits.
-            let at = if bucket == 0 {
-                0
-            } else {
-                let k = bucket - 1;
-                loop {
-                    let Some(&word) = high.get(w) else {
-                        return false;
-                    };
-                    let zeros = u64::from((!word).count_ones());
-                    if zeros_before + zeros > k {
-                        break w as u64 * 64 + select(!word, k - zeros_before) + 1;
-                    }
-                    zeros_before += zeros;
-                    w += 1;
+        let block = shape.longest + 1 - shape.shortest;
+        let first = prefix(tail, shape.shortest) << block;
+        let end = first + (1u64 << block);
+        let bucket = first >> shape.low;
+        // The bucket starts after its `bucket`-th zero of the high bits.
+        let mut position = if bucket == 0 {
+            0
+        } else {
+            let (mut k, mut w) = (bucket - 1, 0usize);
+            loop {
+                let Some(&word) = high.get(w) else {
+                    return false;
+                };
+                let zeros = u64::from((!word).count_ones());
+                if k < zeros {
+                    break w as u64 * 64 + select(!word, k) + 1;
                 }
-            };
-            let mut position = at;
-            while position < shape.high_bits && bits_at(high, position, 1) == 1 {
-                let i = position - bucket;
-                let low = bits_at(lows, i * u64::from(shape.low), shape.low);
-                if low == value & low_mask {
-                    if found(len) {
+                k -= zeros;
+                w += 1;
+            }
+        };
+        crate::compact::meter::add(position / 64 + 1);
+        let mut zeros = bucket;
+        while position < shape.high_bits {
+            if bits_at(high, position, 1) == 0 {
+                zeros += 1;
+                position += 1;
+                continue;
+            }
+            let i = position - zeros;
+            let value = (zeros << shape.low) | bits_at(lows, i * u64::from(shape.low), shape.low);
+            if value >= end {
+                break;
+            }
+            crate::compact::meter::add(1);
+            if value >= first {
+                if let Some(e) = unpad(value, shape.longest) {
+                    if e.fingerprint == prefix(tail, e.len) && found(e.len) {
                         return true;
                     }
-                    break;
                 }
-                if low > value & low_mask {
-                    break;
-                }
-                position += 1;
             }
+            position += 1;
         }
         false
     }
@@ -338,7 +364,7 @@ impl Segment {
     pub fn longest(&self, tail: u128) -> Option<u32> {
         let mut longest = None;
         self.prefixes(tail, |len| {
-            longest = Some(len);
+            longest = longest.max(Some(len));
             false
         });
         longest

@@ -26,8 +26,8 @@ fn random_entries(rng: &mut Rng, n: u64, lengths: &[u32]) -> Vec<Entry> {
             }
         })
         .collect();
-    entries.sort_unstable();
-    entries.dedup_by_key(|e| (e.len, e.fingerprint));
+    entries.sort_unstable_by_key(Entry::key);
+    entries.dedup_by_key(|e| e.key());
     entries
 }
 
@@ -110,6 +110,8 @@ fn segment_words_are_refused_unless_canonical() {
 fn check_consistent(filter: &Segmented) {
     let entries: u64 = filter.directory.iter().map(Segment::len).sum();
     assert_eq!(filter.entries, entries);
+    let bytes: u64 = filter.directory.iter().map(Segment::bytes).sum();
+    assert_eq!(filter.segment_bytes, bytes);
     assert_eq!(
         filter.directory.len(),
         (1 << filter.level) + filter.pointer,
