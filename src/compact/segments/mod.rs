@@ -22,9 +22,11 @@
 //! keeps every other added item present (the argument of the doubling table's notes).
 
 mod directory;
+mod loader;
 mod placement;
 mod segment;
 
+pub use loader::Fields;
 pub use placement::bits as placement_bits;
 pub use segment::{Entry, Segment, MAX_COUNT};
 
@@ -82,6 +84,11 @@ pub fn total_bits(error: f64, first_level: u32, g: u32) -> Option<u32> {
     let most = (SEGMENT_ITEMS as f64) * f64::from(first_level + g + u32::from(g == 0)).exp2();
     let bits = (most / (share(g) * error)).log2().ceil();
     (bits.is_finite() && bits <= f64::from(first_level + g + MAX_LEN)).then_some(bits as u32)
+}
+
+/// Address bits of segment `at` in a directory split to `pointer` at `level`.
+fn address_bits_at(level: u32, pointer: u64, at: u64) -> u32 {
+    level + u32::from(at < pointer || at >> level != 0)
 }
 
 /// A compact filter grown by segments.
@@ -175,7 +182,7 @@ impl Segmented {
 
     /// Address bits of segment `at`.
     fn address_bits(&self, at: u64) -> u32 {
-        self.level + u32::from(at < self.pointer || at >> self.level != 0)
+        address_bits_at(self.level, self.pointer, at)
     }
 
     #[inline]
