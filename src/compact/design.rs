@@ -7,6 +7,7 @@
 //! would store is counted exactly, its allocations rounded up to the allocator's size classes.
 //!
 //! - `doubling`: today's filter (its own `bytes()`).
+//! - `segments (built)`: the segment filter (`segments::Segmented`, its own `bytes()`).
 //! - `lh-qf`: a quotient table that grows by linear hashing with slots decoupled from
 //!   quotients, at 95 % load at every size (the best case of candidate (a)), fields as today
 //!   plus 2.1 bits of rank-select metadata per slot.
@@ -16,6 +17,7 @@
 //!   fingerprint length (no marker bit, two header bytes a list). `flat H` names the
 //!   fingerprint schedule: the first `H` generations share 90 % of the rate equally.
 
+use super::segments::{size_class, Segmented};
 use super::Compact;
 use crate::bloom::{Chain, ItemHash};
 
@@ -34,19 +36,6 @@ fn floor_bytes(n: u64, error: f64) -> u64 {
     Chain::new(n, error, 2, false, u64::MAX)
         .map(|c| c.reported_bytes())
         .unwrap_or(u64::MAX)
-}
-
-/// The allocator's size class of a request (jemalloc's, as Redis and Valkey ship it).
-pub(super) fn size_class(bytes: u64) -> u64 {
-    match bytes {
-        0 => 0,
-        1..=8 => 8,
-        9..=128 => bytes.div_ceil(16) * 16,
-        _ => {
-            let step = 1u64 << (63 - (bytes - 1).leading_zeros() - 2);
-            bytes.div_ceil(step) * step
-        }
-    }
 }
 
 /// Bits of `s` sorted values below `universe`, Elias-Fano coded.
@@ -243,6 +232,25 @@ fn design_table() {
         })
         .collect();
     row("doubling (today)", &doubling);
+    for deletable in [false, true] {
+        let built: Vec<Vec<f64>> = cases
+            .iter()
+            .map(|&(error, start)| {
+                let filter = std::cell::RefCell::new(
+                    Segmented::new(start, error, deletable, 1, u64::MAX).unwrap(),
+                );
+                curve(
+                    error,
+                    |i| {
+                        filter.borrow_mut().add(&id(i), u64::MAX).unwrap();
+                    },
+                    |_| filter.borrow().bytes(),
+                )
+            })
+            .collect();
+        let name = ["segments (built)", "segments (built), counting"][usize::from(deletable)];
+        row(name, &built);
+    }
     for (meta, name) in [
         (2.1, "lh-qf, 95 % load, rank-select"),
         (3.0, "lh-qf, 95 % load, 3 bits"),

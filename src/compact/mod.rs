@@ -37,6 +37,7 @@ mod counters;
 mod doubling;
 pub mod meter;
 mod runs;
+pub mod segments;
 mod table;
 
 pub use codec::{ENCODING_VERSION, MAGIC};

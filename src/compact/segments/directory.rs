@@ -1,0 +1,107 @@
+//! The segments, in chunks that are never moved: chunk 0 holds segment 0 and chunk `j`
+//! segments `2^(j-1)` to `2^j - 1`, each allocated whole when its first segment is made.
+//! Growing never copies the segments made before (a split's work stays one segment's).
+
+use super::segment::Segment;
+use super::size_class;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Directory {
+    chunks: Vec<Vec<Segment>>,
+    len: u64,
+}
+
+/// The chunk holding segment `i`, and its place there.
+#[inline]
+fn place(i: u64) -> (usize, usize) {
+    let chunk = 64 - i.leading_zeros();
+    let first = if chunk == 0 { 0 } else { 1u64 << (chunk - 1) };
+    (chunk as usize, (i - first) as usize)
+}
+
+/// Segments chunk `j` holds.
+fn chunk_capacity(j: usize) -> usize {
+    if j == 0 {
+        1
+    } else {
+        1 << (j - 1)
+    }
+}
+
+impl Directory {
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    #[inline]
+    pub fn get(&self, i: u64) -> Option<&Segment> {
+        let (chunk, at) = place(i);
+        self.chunks.get(chunk)?.get(at)
+    }
+
+    pub fn get_mut(&mut self, i: u64) -> Option<&mut Segment> {
+        let (chunk, at) = place(i);
+        self.chunks.get_mut(chunk)?.get_mut(at)
+    }
+
+    /// Bytes the next `push` allocates besides its segment (a new chunk, or none).
+    pub fn push_bytes(&self) -> u64 {
+        let (chunk, _) = place(self.len);
+        if chunk < self.chunks.len() {
+            return 0;
+        }
+        // The list of chunks grows by one (at most 41 in all, a few hundred bytes copied).
+        let outer = size_class(24 * (self.chunks.len() as u64 + 1))
+            - size_class(24 * self.chunks.capacity() as u64);
+        outer + size_class(16 * chunk_capacity(chunk) as u64)
+    }
+
+    pub fn push(&mut self, segment: Segment) {
+        let (chunk, _) = place(self.len);
+        if chunk == self.chunks.len() {
+            self.chunks.reserve_exact(1);
+            self.chunks.push(Vec::with_capacity(chunk_capacity(chunk)));
+        }
+        if let Some(c) = self.chunks.get_mut(chunk) {
+            c.push(segment);
+            self.len += 1;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Segment> {
+        self.chunks.iter().flatten()
+    }
+
+    /// Bytes of the directory's own allocations (the segments' excluded).
+    pub fn bytes(&self) -> u64 {
+        let outer = size_class(24 * self.chunks.capacity() as u64);
+        let chunks: u64 = self
+            .chunks
+            .iter()
+            .map(|c| size_class(16 * c.capacity() as u64))
+            .sum();
+        outer + chunks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_segments_in_doubling_chunks() {
+        assert_eq!(place(0), (0, 0));
+        assert_eq!(place(1), (1, 0));
+        assert_eq!(place(2), (2, 0));
+        assert_eq!(place(3), (2, 1));
+        assert_eq!(place(4), (3, 0));
+        assert_eq!(place(7), (3, 3));
+        let mut d = Directory::default();
+        for _ in 0..9 {
+            d.push(Segment::default());
+        }
+        assert_eq!(d.len(), 9);
+        assert!(d.get(8).is_some() && d.get(9).is_none());
+        assert_eq!(d.iter().count(), 9);
+    }
+}

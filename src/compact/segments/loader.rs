@@ -1,0 +1,175 @@
+//! The one validator a segment filter read from outside will go through (RDB, RESTORE,
+//! LOADCHUNK; the codec of encoding 4 is not written yet): the fields a header carries are
+//! checked against each other, every segment's words must be exactly what the encoder
+//! writes, and every field the segments determine (entries, bytes, the fingerprint length
+//! new entries get) is derived, never read.
+
+use super::segment::Segment;
+use super::{address_bits_at, total_bits, Segmented, MAX_LEVEL};
+use crate::compact::segments::directory::Directory;
+use crate::rdb::LoadError;
+
+/// The fields a stored segment filter carries besides its segments.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fields {
+    pub error: f64,
+    pub deletable: bool,
+    pub secret: u64,
+    pub first_level: u32,
+    pub level: u32,
+    pub pointer: u64,
+    pub items: u64,
+}
+
+impl Segmented {
+    /// The fields to store beside the segments.
+    pub fn fields(&self) -> Fields {
+        Fields {
+            error: self.error,
+            deletable: self.deletable,
+            secret: self.secret,
+            first_level: self.first_level,
+            level: self.level,
+            pointer: self.pointer,
+            items: self.items,
+        }
+    }
+
+    /// A filter from stored fields and segments, refused unless commands could have built
+    /// it (or every later command keeps it valid) and it fits `max_bytes`.
+    pub fn from_parts(
+        fields: Fields,
+        segments: Vec<Vec<u64>>,
+        max_bytes: u64,
+    ) -> Result<Segmented, LoadError> {
+        let Fields {
+            error,
+            first_level,
+            level,
+            pointer,
+            ..
+        } = fields;
+        if !(error > 0.0 && error < 1.0) {
+            return Err(LoadError::Invalid("error rate"));
+        }
+        if level < first_level || level >= MAX_LEVEL || pointer >= 1 << level {
+            return Err(LoadError::Invalid("split position"));
+        }
+        if segments.len() as u64 != (1 << level) + pointer {
+            return Err(LoadError::Invalid("segment count"));
+        }
+        let fresh_bits = total_bits(error, first_level, level - first_level)
+            .ok_or(LoadError::Invalid("error rate"))?;
+        let mut filter = Segmented {
+            error,
+            deletable: fields.deletable,
+            secret: fields.secret,
+            first_level,
+            level,
+            pointer,
+            items: fields.items,
+            entries: 0,
+            fresh_bits,
+            segment_bytes: 0,
+            directory: Directory::default(),
+        };
+        let mut counted = 0u64;
+        for (at, words) in segments.into_iter().enumerate() {
+            let segment = Segment::from_words(words).ok_or(LoadError::Invalid("segment"))?;
+            let entries = segment.decode().ok_or(LoadError::Invalid("segment"))?;
+            let room = fresh_bits.saturating_sub(address_bits_at(level, pointer, at as u64));
+            for e in &entries {
+                // No entry is longer than the newest generation's, and only a deletable
+                // filter counts repeated adds.
+                if e.len > room || (e.count > 1 && !filter.deletable) {
+                    return Err(LoadError::Invalid("segment entries"));
+                }
+                counted = counted.saturating_add(e.count);
+            }
+            filter.entries += segment.len();
+            filter.segment_bytes += segment.bytes();
+            let more = filter.directory.push_bytes() + segment.bytes();
+            if filter.bytes().saturating_add(more) > max_bytes {
+                return Err(LoadError::TooLarge);
+            }
+            filter.directory.push(segment);
+        }
+        // Every held add is counted (splits copy voids, so there may be more counts).
+        if filter.items > counted {
+            return Err(LoadError::Invalid("item count"));
+        }
+        Ok(filter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(filter: &Segmented) -> (Fields, Vec<Vec<u64>>) {
+        let words = filter.each_segment().map(|s| s.words().to_vec()).collect();
+        (filter.fields(), words)
+    }
+
+    fn grown(deletable: bool) -> Segmented {
+        let mut filter = Segmented::new(100, 0.01, deletable, 77, u64::MAX).unwrap();
+        for i in 0..4000u64 {
+            let item = format!("item-{i}");
+            for _ in 0..(1 + i % 3) {
+                filter.add(item.as_bytes(), u64::MAX).unwrap();
+            }
+        }
+        filter
+    }
+
+    #[test]
+    fn a_filter_loads_back_from_its_parts() {
+        for deletable in [false, true] {
+            let filter = grown(deletable);
+            let (fields, words) = parts(&filter);
+            let loaded = Segmented::from_parts(fields, words, u64::MAX).unwrap();
+            assert_eq!(loaded, filter);
+        }
+    }
+
+    #[test]
+    fn misstated_fields_and_segments_are_refused() {
+        let filter = grown(true);
+        let (fields, words) = parts(&filter);
+        let refused = |fields: Fields, words: Vec<Vec<u64>>| {
+            Segmented::from_parts(fields, words, u64::MAX).is_err()
+        };
+        // The split position moved, either way.
+        for pointer in [fields.pointer + 1, fields.pointer.wrapping_sub(1)] {
+            assert!(refused(Fields { pointer, ..fields }, words.clone()));
+        }
+        assert!(refused(
+            Fields {
+                level: fields.level + 1,
+                ..fields
+            },
+            words.clone()
+        ));
+        // More items than the segments count.
+        let items = words.len() as u64 * 8192;
+        assert!(refused(Fields { items, ..fields }, words.clone()));
+        // A plain filter's segments never count repeated adds.
+        assert!(refused(
+            Fields {
+                deletable: false,
+                ..fields
+            },
+            words.clone()
+        ));
+        // One segment's header raised to say more entries than it codes.
+        let mut crafted = words.clone();
+        crafted[0][0] += 1;
+        assert!(refused(fields, crafted));
+        // Over the byte limit.
+        let (fields, words) = parts(&filter);
+        assert_eq!(
+            Segmented::from_parts(fields, words, filter.bytes() - 1),
+            Err(LoadError::TooLarge)
+        );
+    }
+}

@@ -1,0 +1,444 @@
+//! Compact filters that grow a segment at a time (issue 32): linear hashing over segments,
+//! each a small sorted set of fingerprints (see `segment`). Nothing is ever held twice and
+//! no step rewrites more than one segment, so memory follows the items at every size.
+//!
+//! An item's bit string (`placement`) is read first bit first: the first `level` bits (one
+//! more below the split pointer) choose its segment, the bits after them are its
+//! fingerprint. When the entries pass `SEGMENT_ITEMS` per segment, the segment at the split
+//! pointer splits into itself and `pointer + 2^level` by the first fingerprint bit of each
+//! entry, which so moves into the address: every entry stays a prefix of its item's string.
+//! An entry with no fingerprint bits left (void) goes to both halves (Aleph's rule).
+//!
+//! The error bound, as in the doubling table: an entry holding `b` bits of the string in all
+//! (address and fingerprint) matches a random absent item with probability `2^-b`, and a
+//! split moves bits without losing any. The entries added while the directory has `2^level`
+//! to `2^(level+1)` segments (generation `level - first_level`) are at most
+//! `SEGMENT_ITEMS · 2^level` (twice that for the first), and get `total_bits(g)` bits in
+//! all, enough for `share(g)` of the rate; the shares sum to 1, so the rate stays within
+//! the requested one at every size (for filters that only add; deletes followed by adds
+//! can hold more entries of one generation than it was sized for).
+//!
+//! Deletes take one count off the longest entry matching the item in its segment, which
+//! keeps every other added item present (the argument of the doubling table's notes).
+
+mod directory;
+mod loader;
+mod placement;
+mod segment;
+
+pub use loader::Fields;
+pub use placement::bits as placement_bits;
+pub use segment::{Entry, Segment, MAX_COUNT};
+
+use crate::bloom::{AddError, CreateError, ItemHash};
+use crate::budget::Budget;
+use crate::compact::DeleteError;
+use directory::Directory;
+use placement::address;
+
+/// Entries per segment before the next split (on average over the directory).
+pub const SEGMENT_ITEMS: u64 = 512;
+/// The most distinct entries one segment may hold: an add that would pass it is refused and
+/// the loader refuses a segment past it, so no command's work on a segment grows beyond
+/// it. Random items reach it with probability far below `2^-1000` (a segment holds
+/// `SEGMENT_ITEMS` to twice that on average); items chosen to collide cannot be found
+/// without the filter's secret.
+pub const MAX_SEGMENT_ENTRIES: u64 = 8 * SEGMENT_ITEMS;
+/// The longest fingerprint an entry holds.
+pub const MAX_LEN: u32 = 60;
+/// The most splits of the first segment (a directory of `2^MAX_LEVEL` segments).
+pub const MAX_LEVEL: u32 = 40;
+/// Generations sharing the first 90 % of the error budget equally; later ones split the rest
+/// in blocks of eight, each half the one before.
+pub const FLAT_GENERATIONS: u32 = 12;
+const TAIL_BLOCK: u32 = 8;
+/// Bytes of the value besides its directory and segments.
+pub const OVERHEAD: u64 = std::mem::size_of::<Segmented>() as u64;
+
+/// The allocator's size class of a request (jemalloc's, as Redis and Valkey ship it).
+pub fn size_class(bytes: u64) -> u64 {
+    match bytes {
+        0 => 0,
+        1..=8 => 8,
+        9..=128 => bytes.div_ceil(16) * 16,
+        _ => {
+            let step = 1u64 << (63 - (bytes - 1).leading_zeros() - 2);
+            bytes.div_ceil(step) * step
+        }
+    }
+}
+
+/// The share of the error budget generation `g` may use.
+pub fn share(g: u32) -> f64 {
+    if g < FLAT_GENERATIONS {
+        0.9 / f64::from(FLAT_GENERATIONS)
+    } else {
+        let block = (g - FLAT_GENERATIONS) / TAIL_BLOCK;
+        0.1 * 0.5f64.powi(block.min(1000) as i32 + 1) / f64::from(TAIL_BLOCK)
+    }
+}
+
+/// Bits of the string (address and fingerprint) generation `g`'s entries hold, for a
+/// filter created with `2^first_level` segments or more.
+pub fn total_bits(error: f64, first_level: u32, g: u32) -> Option<u32> {
+    let most = (SEGMENT_ITEMS as f64) * f64::from(first_level + g + u32::from(g == 0)).exp2();
+    let bits = (most / (share(g) * error)).log2().ceil();
+    (bits.is_finite() && bits <= f64::from(first_level + g + MAX_LEN)).then_some(bits as u32)
+}
+
+/// Address bits of segment `at` in a directory split to `pointer` at `level`.
+fn address_bits_at(level: u32, pointer: u64, at: u64) -> u32 {
+    level + u32::from(at < pointer || at >> level != 0)
+}
+
+/// A compact filter grown by segments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segmented {
+    pub(crate) error: f64,
+    pub(crate) deletable: bool,
+    /// Keys the placement (zero: none, for filters converted from older encodings).
+    pub(crate) secret: u64,
+    /// The level at creation (generation 0).
+    pub(crate) first_level: u32,
+    /// Segments `0..pointer` and `2^level..` are split at this level.
+    pub(crate) level: u32,
+    pub(crate) pointer: u64,
+    /// Adds that stored an entry or counted one, less deletes.
+    pub(crate) items: u64,
+    /// Distinct entries over all segments (voids copied by splits count once per copy).
+    pub(crate) entries: u64,
+    /// Bits in all new entries get (`total_bits` of this generation; kept).
+    pub(crate) fresh_bits: u32,
+    /// Bytes of the segments' allocations (kept: every add asks).
+    pub(crate) segment_bytes: u64,
+    pub(crate) directory: Directory,
+}
+
+/// What an add changes, worked out before anything is: a refused add changes nothing.
+struct Plan {
+    split: Option<(Segment, Segment)>,
+    at: u64,
+    segment: Segment,
+    added_entry: bool,
+}
+
+impl Segmented {
+    /// A new empty filter with room for `capacity` items before its first split (one
+    /// segment at least), placing items by `secret` (not zero: chosen on the primary).
+    pub fn new(
+        capacity: u64,
+        error: f64,
+        deletable: bool,
+        secret: u64,
+        budget: impl Budget,
+    ) -> Result<Segmented, CreateError> {
+        if !(f64::MIN_POSITIVE..1.0).contains(&error) {
+            return Err(CreateError::Invalid);
+        }
+        let count = capacity.div_ceil(SEGMENT_ITEMS).max(1);
+        let level = 63 - count.leading_zeros();
+        if level >= MAX_LEVEL {
+            return Err(CreateError::TooLarge);
+        }
+        let fresh_bits = total_bits(error, level, 0).ok_or(CreateError::Invalid)?;
+        let mut filter = Segmented {
+            error,
+            deletable,
+            secret,
+            first_level: level,
+            level,
+            pointer: count - (1 << level),
+            items: 0,
+            entries: 0,
+            fresh_bits,
+            segment_bytes: 0,
+            directory: Directory::default(),
+        };
+        for _ in 0..count {
+            if filter.bytes() + filter.directory.push_bytes() > budget.limit(0) {
+                return Err(CreateError::TooLarge);
+            }
+            filter.directory.push(Segment::default());
+        }
+        Ok(filter)
+    }
+
+    /// An item's hashes (MurmurHash64A, as every compact filter).
+    #[inline]
+    pub fn hash(item: &[u8]) -> ItemHash {
+        ItemHash::of(item, true)
+    }
+
+    /// The segment of an item's string and the string after its address.
+    #[inline]
+    fn locate(&self, bits: u128) -> (u64, u128) {
+        let low = address(bits, self.level);
+        if low < self.pointer {
+            (address(bits, self.level + 1), bits << (self.level + 1))
+        } else {
+            (low, bits << self.level)
+        }
+    }
+
+    /// Address bits of segment `at`.
+    fn address_bits(&self, at: u64) -> u32 {
+        address_bits_at(self.level, self.pointer, at)
+    }
+
+    #[inline]
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hash(Self::hash(item))
+    }
+
+    #[inline]
+    pub fn contains_hash(&self, hash: ItemHash) -> bool {
+        let (at, tail) = self.locate(placement_bits(hash, self.secret));
+        self.directory.get(at).is_some_and(|s| s.contains(tail))
+    }
+
+    /// Answers `contains` for every item in order (BF.MEXISTS).
+    pub fn contains_each<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        mut answer: impl FnMut(bool),
+    ) {
+        for item in items {
+            answer(self.contains(item));
+        }
+    }
+
+    pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
+        self.add_hash(Self::hash(item), budget)
+    }
+
+    /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the
+    /// budget refused the memory the add (and the split it brings) needs, or its segment
+    /// holds the most entries a segment may; nothing changed then.
+    pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
+        let bits = placement_bits(hash, self.secret);
+        let (at, tail) = self.locate(bits);
+        let present = self.directory.get(at).is_some_and(|s| s.contains(tail));
+        if present && !self.deletable {
+            return Ok(false);
+        }
+        let plan = self.plan(bits).ok_or(AddError::CannotGrow)?;
+        let before = self.bytes();
+        if self.bytes_after(&plan) > budget.limit(before) {
+            return Err(AddError::CannotGrow);
+        }
+        self.commit(plan);
+        self.items = self.items.saturating_add(1);
+        Ok(!present)
+    }
+
+    /// The add of `bits`, with the split it brings if its new entry passes the threshold.
+    fn plan(&self, bits: u128) -> Option<Plan> {
+        let (at, tail) = self.locate(bits);
+        let mut entries = self.directory.get(at)?.decode()?;
+        let len = self
+            .fresh_bits
+            .checked_sub(self.address_bits(at))?
+            .min(MAX_LEN);
+        let fingerprint = segment::prefix(tail, len);
+        let new = Entry {
+            len,
+            fingerprint,
+            count: 1,
+        };
+        crate::compact::meter::add(entries.len() as u64);
+        let added_entry = match entries.binary_search_by_key(&new.key(), Entry::key) {
+            Ok(i) => {
+                let e = entries.get_mut(i)?;
+                e.count = e.count.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
+                false
+            }
+            Err(i) if (entries.len() as u64) < MAX_SEGMENT_ENTRIES => {
+                entries.insert(i, new);
+                true
+            }
+            Err(_) => return None,
+        };
+        let segment = Segment::encode(&entries)?;
+        let splits = added_entry && self.entries + 1 > SEGMENT_ITEMS * self.directory.len();
+        let split = match splits {
+            false => None,
+            true if self.pointer == at => Some(self.split_of(&entries)?),
+            true => Some(self.split_of(&self.directory.get(self.pointer)?.decode()?)?),
+        };
+        Some(Plan {
+            split,
+            at,
+            segment,
+            added_entry,
+        })
+    }
+
+    /// The two halves of the segment at the split pointer, holding `entries`; `None` when
+    /// the directory is at its largest or the next generation's fingerprints are too long.
+    fn split_of(&self, entries: &[Entry]) -> Option<(Segment, Segment)> {
+        let last = self.pointer + 1 == 1 << self.level;
+        if last && self.level + 1 >= MAX_LEVEL {
+            return None;
+        }
+        if last {
+            total_bits(
+                self.error,
+                self.first_level,
+                self.level + 1 - self.first_level,
+            )?;
+        }
+        crate::compact::meter::add(entries.len() as u64);
+        let (mut stay, mut go) = (Vec::new(), Vec::new());
+        for e in entries {
+            match e.len {
+                0 => {
+                    stay.push(*e);
+                    go.push(*e);
+                }
+                len => {
+                    let half = if e.fingerprint >> (len - 1) == 0 {
+                        &mut stay
+                    } else {
+                        &mut go
+                    };
+                    half.push(Entry {
+                        len: len - 1,
+                        fingerprint: e.fingerprint & ((1 << (len - 1)) - 1),
+                        count: e.count,
+                    });
+                }
+            }
+        }
+        // Voids go to both halves, out of the order the others keep: sorted again.
+        stay.sort_unstable_by_key(Entry::key);
+        go.sort_unstable_by_key(Entry::key);
+        Some((Segment::encode(&stay)?, Segment::encode(&go)?))
+    }
+
+    /// Bytes the value takes once `plan` is committed.
+    fn bytes_after(&self, plan: &Plan) -> u64 {
+        let old = |at: u64| self.directory.get(at).map_or(0, Segment::bytes);
+        let mut bytes = self.bytes() - old(plan.at) + plan.segment.bytes();
+        if let Some((stay, go)) = &plan.split {
+            let replaced = if plan.at == self.pointer {
+                plan.segment.bytes()
+            } else {
+                old(self.pointer)
+            };
+            bytes = bytes - replaced + stay.bytes() + go.bytes() + self.directory.push_bytes();
+        }
+        bytes
+    }
+
+    fn commit(&mut self, plan: Plan) {
+        self.replace(plan.at, plan.segment);
+        self.entries += u64::from(plan.added_entry);
+        if let Some((stay, go)) = plan.split {
+            let voids =
+                stay.len() + go.len() - self.directory.get(self.pointer).map_or(0, Segment::len);
+            self.entries += voids;
+            self.replace(self.pointer, stay);
+            self.segment_bytes += go.bytes();
+            self.directory.push(go);
+            self.pointer += 1;
+            if self.pointer == 1 << self.level {
+                self.level += 1;
+                self.pointer = 0;
+                let g = self.level - self.first_level;
+                self.fresh_bits =
+                    total_bits(self.error, self.first_level, g).unwrap_or(self.fresh_bits);
+            }
+        }
+    }
+
+    /// Puts `segment` in place of segment `at`, keeping the bytes count.
+    fn replace(&mut self, at: u64, segment: Segment) {
+        if let Some(s) = self.directory.get_mut(at) {
+            self.segment_bytes = self.segment_bytes - s.bytes() + segment.bytes();
+            *s = segment;
+        }
+    }
+
+    pub fn delete(&mut self, item: &[u8]) -> Result<bool, DeleteError> {
+        self.delete_hash(Self::hash(item))
+    }
+
+    /// Deletes one add of an item: `Ok(false)` if nothing matches it.
+    pub fn delete_hash(&mut self, hash: ItemHash) -> Result<bool, DeleteError> {
+        if !self.deletable {
+            return Err(DeleteError::NotDeletable);
+        }
+        let (at, tail) = self.locate(placement_bits(hash, self.secret));
+        let Some(segment) = self.directory.get(at) else {
+            return Ok(false);
+        };
+        let Some(len) = segment.longest(tail) else {
+            return Ok(false);
+        };
+        let Some(mut entries) = segment.decode() else {
+            return Ok(false);
+        };
+        crate::compact::meter::add(entries.len() as u64);
+        let key = Entry {
+            len,
+            fingerprint: segment::prefix(tail, len),
+            count: 1,
+        }
+        .key();
+        let Ok(i) = entries.binary_search_by_key(&key, Entry::key) else {
+            return Ok(false);
+        };
+        let removed = match entries.get_mut(i) {
+            Some(e) if e.count > 1 => {
+                e.count -= 1;
+                false
+            }
+            _ => {
+                entries.remove(i);
+                true
+            }
+        };
+        let Some(segment) = Segment::encode(&entries) else {
+            return Ok(false);
+        };
+        self.replace(at, segment);
+        self.entries -= u64::from(removed);
+        self.items = self.items.saturating_sub(1);
+        Ok(true)
+    }
+
+    /// Items held (BF.CARD).
+    pub fn len(&self) -> u64 {
+        self.items
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    pub fn is_deletable(&self) -> bool {
+        self.deletable
+    }
+
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+
+    pub fn segments(&self) -> u64 {
+        self.directory.len()
+    }
+
+    /// The segments in order (what the codec writes and the digest reads).
+    pub fn each_segment(&self) -> impl Iterator<Item = &Segment> {
+        self.directory.iter()
+    }
+
+    /// Bytes the value's allocations take, each rounded up to its size class (BF.INFO Size,
+    /// MEMORY USAGE).
+    pub fn bytes(&self) -> u64 {
+        OVERHEAD + self.directory.bytes() + self.segment_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,305 @@
+use super::*;
+use crate::test_rng::Rng;
+use std::collections::HashMap;
+
+const NO_LIMIT: u64 = u64::MAX;
+const SECRET: u64 = 0x005e_c2e7;
+
+fn id(seed: u64, i: u64) -> Vec<u8> {
+    format!("{seed:x}-{i:012}").into_bytes()
+}
+
+fn random_entries(rng: &mut Rng, n: u64, lengths: &[u32]) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = (0..n)
+        .map(|_| {
+            let len = lengths[rng.below(lengths.len() as u64) as usize];
+            let fingerprint = if len == 0 {
+                0
+            } else {
+                rng.next() >> (64 - len)
+            };
+            let count = [1, 1, 1, 2, 7, MAX_COUNT][rng.below(6) as usize];
+            Entry {
+                len,
+                fingerprint,
+                count,
+            }
+        })
+        .collect();
+    entries.sort_unstable_by_key(Entry::key);
+    entries.dedup_by_key(|e| e.key());
+    entries
+}
+
+#[test]
+fn a_segment_decodes_to_what_it_encoded_and_finds_its_prefixes() {
+    let mut rng = Rng::new(3);
+    for case in 0..300u64 {
+        let lengths: &[u32] = match case % 4 {
+            0 => &[12],
+            1 => &[0, 3, 9, 10, 11],
+            2 => &[1, 2, 60],
+            _ => &[20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31],
+        };
+        let n = 1 + rng.below([3, 40, 600, 4096][(case % 4) as usize]);
+        let entries = random_entries(&mut rng, n, lengths);
+        let segment = Segment::encode(&entries).unwrap();
+        assert_eq!(segment.decode().unwrap(), entries);
+        assert_eq!(segment.len(), entries.len() as u64);
+        let words = segment.words().to_vec();
+        assert_eq!(Segment::from_words(words).unwrap(), segment);
+        for _ in 0..50 {
+            // A query extending a held entry, or a random one.
+            let tail = if rng.below(2) == 0 {
+                let e = entries[rng.below(entries.len() as u64) as usize];
+                let rest = u128::from(rng.next()) << 64 | u128::from(rng.next());
+                match e.len {
+                    0 => rest,
+                    len => u128::from(e.fingerprint) << (128 - len) | rest >> len,
+                }
+            } else {
+                u128::from(rng.next()) << 64
+            };
+            let matching = entries
+                .iter()
+                .filter(|e| segment::prefix(tail, e.len) == e.fingerprint)
+                .map(|e| e.len)
+                .max();
+            assert_eq!(segment.longest(tail), matching, "case {case}");
+            assert_eq!(segment.contains(tail), matching.is_some());
+        }
+    }
+}
+
+#[test]
+fn segment_words_are_refused_unless_canonical() {
+    let mut rng = Rng::new(9);
+    let entries = random_entries(&mut rng, 300, &[0, 7, 8, 9]);
+    let words = Segment::encode(&entries).unwrap().words().to_vec();
+    let mut accepted = 0;
+    for at in 0..words.len() {
+        for flip in [1u64, 1 << 17, 1 << 40, 1 << 63] {
+            let mut changed = words.clone();
+            changed[at] ^= flip;
+            if let Some(s) = Segment::from_words(changed) {
+                // Only another genuine coding of other entries may load.
+                let decoded = s.decode().unwrap();
+                assert_eq!(Segment::encode(&decoded).unwrap(), s);
+                accepted += 1;
+            }
+        }
+    }
+    let short = words[..words.len() - 1].to_vec();
+    assert!(Segment::from_words(short).is_none());
+    let mut long = words.clone();
+    long.push(0);
+    assert!(Segment::from_words(long).is_none());
+    assert!(accepted < 4 * words.len());
+    // Past the hard bound, a segment is refused whole.
+    let too_many: Vec<Entry> = (0..=MAX_SEGMENT_ENTRIES)
+        .map(|f| Entry {
+            len: 20,
+            fingerprint: f,
+            count: 1,
+        })
+        .collect();
+    assert!(Segment::encode(&too_many).is_none());
+}
+
+/// Checks the derived fields against the segments.
+fn check_consistent(filter: &Segmented) {
+    let entries: u64 = filter.directory.iter().map(Segment::len).sum();
+    assert_eq!(filter.entries, entries);
+    let bytes: u64 = filter.directory.iter().map(Segment::bytes).sum();
+    assert_eq!(filter.segment_bytes, bytes);
+    assert_eq!(
+        filter.directory.len(),
+        (1 << filter.level) + filter.pointer,
+        "split pointer and level"
+    );
+    let counted: u64 = filter
+        .directory
+        .iter()
+        .flat_map(|s| s.decode().unwrap())
+        .map(|e| e.count)
+        .sum();
+    if filter.deletable {
+        assert!(counted >= filter.items, "every held add is counted");
+    }
+}
+
+/// The filter against a plain multiset: random adds (heavy duplicates), deletes of held and
+/// of absent items, at rates from 0.5 to 1e-9: no held item ever reads absent, the count is
+/// the multiset's, and deletes of held items always succeed.
+#[test]
+fn the_filter_holds_every_added_item_against_a_multiset() {
+    for (seed, error) in [(1u64, 0.5), (2, 0.01), (3, 0.001), (4, 1e-6), (5, 1e-9)] {
+        for deletable in [false, true] {
+            let mut rng = Rng::new(seed);
+            let mut filter =
+                Segmented::new(100, error, deletable, SECRET + seed, NO_LIMIT).unwrap();
+            let mut model: HashMap<u64, u64> = HashMap::new();
+            let mut held = 0u64;
+            for step in 0..40_000u64 {
+                let r = rng.below(100);
+                let i = if r < 20 {
+                    rng.below(30)
+                } else {
+                    rng.below(1 << 40)
+                };
+                if deletable && r >= 85 && !model.is_empty() {
+                    let pick = *model
+                        .keys()
+                        .nth(rng.below(model.len() as u64) as usize)
+                        .unwrap();
+                    assert_eq!(filter.delete(&id(seed, pick)), Ok(true), "step {step}");
+                    let c = model.get_mut(&pick).unwrap();
+                    *c -= 1;
+                    if *c == 0 {
+                        model.remove(&pick);
+                    }
+                    held -= 1;
+                } else {
+                    let before = filter.contains(&id(seed, i));
+                    let fresh = filter.add(&id(seed, i), NO_LIMIT).unwrap();
+                    assert_eq!(fresh, !before);
+                    if deletable || fresh {
+                        held += 1;
+                    }
+                    *model.entry(i).or_default() += 1;
+                }
+                if step % 4000 == 0 {
+                    check_consistent(&filter);
+                }
+            }
+            check_consistent(&filter);
+            assert_eq!(filter.len(), held);
+            for i in model.keys() {
+                assert!(filter.contains(&id(seed, *i)), "seed {seed} item {i}");
+            }
+            assert!(filter.segments() > 30, "it grew: {}", filter.segments());
+        }
+    }
+}
+
+#[test]
+fn deleting_every_add_empties_the_filter() {
+    let mut filter = Segmented::new(1, 0.01, true, SECRET, NO_LIMIT).unwrap();
+    for i in 0..5000 {
+        for _ in 0..(1 + i % 3) {
+            filter.add(&id(7, i), NO_LIMIT).unwrap();
+        }
+    }
+    for i in 0..5000 {
+        for _ in 0..(1 + i % 3) {
+            assert_eq!(filter.delete(&id(7, i)), Ok(true));
+        }
+    }
+    assert!(filter.is_empty());
+    assert_eq!(filter.entries, 0);
+    assert_eq!(filter.delete(&id(7, 1)), Ok(false));
+    let plain = Segmented::new(1, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    assert_eq!(plain.clone().delete(b"x"), Err(DeleteError::NotDeletable));
+}
+
+/// The measured false-positive rate at every decade to 1,000,000 items stays within the
+/// requested rate plus four standard deviations of the measure (fixed seeds).
+#[test]
+fn the_false_positive_rate_holds_at_every_decade() {
+    for error in [0.01, 0.001] {
+        let mut filter = Segmented::new(100, error, false, SECRET, NO_LIMIT).unwrap();
+        let queries = (100.0 / error) as u64;
+        let mut held = 0;
+        for decade in [100u64, 1000, 10_000, 100_000, 1_000_000] {
+            while held < decade {
+                filter.add(&id(1, held), NO_LIMIT).unwrap();
+                held += 1;
+            }
+            let hits = (0..queries).filter(|q| filter.contains(&id(2, *q))).count() as f64;
+            let bound = error + 4.0 * (error / queries as f64).sqrt();
+            let rate = hits / queries as f64;
+            assert!(rate <= bound, "error {error} at {decade}: {rate} > {bound}");
+            for i in (0..decade).step_by(97) {
+                assert!(filter.contains(&id(1, i)));
+            }
+        }
+    }
+}
+
+#[test]
+fn bytes_count_every_allocation_at_its_size_class() {
+    let mut filter = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    for i in 0..20_000 {
+        filter.add(&id(3, i), NO_LIMIT).unwrap();
+    }
+    let segments: u64 = filter
+        .directory
+        .iter()
+        .map(|s| size_class(8 * s.words().len() as u64))
+        .sum();
+    assert_eq!(
+        filter.bytes(),
+        OVERHEAD + filter.directory.bytes() + segments
+    );
+    // About 14-16 bits an item at 1 %.
+    let bits = filter.bytes() as f64 * 8.0 / 20_000.0;
+    assert!((10.0..20.0).contains(&bits), "{bits} bits an item");
+}
+
+#[test]
+fn a_refused_add_changes_nothing() {
+    let mut filter = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    for i in 0..3000 {
+        filter.add(&id(4, i), NO_LIMIT).unwrap();
+    }
+    let cap = filter.bytes();
+    let mut refused = 0;
+    for i in 3000..3100 {
+        let before = filter.clone();
+        if filter.add(&id(4, i), cap) == Err(AddError::CannotGrow) {
+            assert_eq!(filter, before);
+            refused += 1;
+        }
+    }
+    assert!(refused > 0);
+}
+
+#[test]
+fn the_secret_keys_the_placement() {
+    let mut a = Segmented::new(100, 0.01, false, 1, NO_LIMIT).unwrap();
+    let mut b = Segmented::new(100, 0.01, false, 2, NO_LIMIT).unwrap();
+    for i in 0..2000 {
+        a.add(&id(5, i), NO_LIMIT).unwrap();
+        b.add(&id(5, i), NO_LIMIT).unwrap();
+    }
+    assert_eq!(a.segments(), b.segments());
+    let sizes = |f: &Segmented| f.directory.iter().map(Segment::len).collect::<Vec<_>>();
+    assert_ne!(sizes(&a), sizes(&b));
+}
+
+/// Items chosen to share a segment (possible without a secret): the segment stops at its
+/// bound, refusing further new entries, and no add's work grows past it.
+#[test]
+fn a_crowded_segment_stops_at_its_bound() {
+    let mut filter = Segmented::new(1, 0.01, false, 0, NO_LIMIT).unwrap();
+    let mut refused = 0;
+    let mut rng = Rng::new(11);
+    for i in 0..(MAX_SEGMENT_ENTRIES + 2000) {
+        // The first 4 bits of the string zero: always segment 0 at these sizes.
+        let hash = ItemHash {
+            a: rng.next() >> 4,
+            b: i,
+        };
+        crate::compact::meter::take();
+        match filter.add_hash(hash, NO_LIMIT) {
+            Ok(_) => {}
+            Err(AddError::CannotGrow) => refused += 1,
+            Err(e) => panic!("{e:?}"),
+        }
+        let (work, _) = crate::compact::meter::take();
+        assert!(work <= 4 * MAX_SEGMENT_ENTRIES, "work {work}");
+    }
+    assert!(refused > 0);
+    assert_eq!(filter.directory.get(0).unwrap().len(), MAX_SEGMENT_ENTRIES);
+    check_consistent(&filter);
+}
