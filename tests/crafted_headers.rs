@@ -173,3 +173,76 @@ fn a_plain_header_with_a_larger_array_than_its_bits_is_refused() {
     );
     assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
 }
+
+/// The attack pass's report: a plain chain's header with byte 18 (the growth field's third
+/// byte) XOR 0x80 made `DEBUG RELOAD` drop keys. Light form, on every server: a one-item chain
+/// of capacity 1 with each byte of its growth field flipped in turn (growth 130, 32770,
+/// 8388610 and 2147483650: values `BF.RESERVE ... EXPANSION` builds too), next to a key of
+/// every kind. Each is accepted and takes adds: the byte-18 value grows a link of 8,388,610
+/// entries (13 MB); the byte-19 one would grow a 3.3 GB link, within the default
+/// `bf.max-filter-bytes` (4 GB), so the test lowers that to 64 MB and its growth is refused.
+/// Then every key survives `DEBUG RELOAD` and a restart from `SAVE` with the same digest
+/// (loading is not bound by `bf.max-filter-bytes`), and each crafted key's DUMP restores. Not
+/// reproduced on any server.
+#[test]
+fn a_plain_header_with_a_flipped_growth_byte_keeps_every_key_through_reloads() {
+    let mut s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "64mb"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "p", "0.01", "1"), ok());
+    assert_eq!(call!(c, "BF.ADD", "p", "first"), Int(1));
+    let genuine = scandump(&mut c, "BF.SCANDUMP", "p");
+    for (kind, options) in [
+        ("counting", &["COUNTING"][..]),
+        ("blocked", &["BLOCKED"]),
+        ("windowed", &["WINDOW", "3600"]),
+        ("compact", &["COMPACT"]),
+    ] {
+        let mut args = vec!["BF.RESERVE", kind, "0.01", "100"];
+        args.extend_from_slice(options);
+        assert_eq!(c.call(&args), ok());
+        assert_eq!(call!(c, "BF.ADD", kind, "x"), Int(1));
+    }
+    assert_eq!(call!(c, "CF.ADD", "cuckoo", "x"), Int(1));
+    assert_eq!(call!(c, "SET", "string", "x"), ok());
+    for (byte, growth) in [
+        (16, 130i64),
+        (17, 32_770),
+        (18, 8_388_610),
+        (19, 2_147_483_650),
+    ] {
+        let key = format!("crafted{byte}");
+        let mut chunks = genuine.clone();
+        chunks[0].1[byte] ^= 0x80;
+        load_chunks(&mut c, "BF.LOADCHUNK", &key, &chunks);
+        assert_eq!(call!(c, "BF.INFO", &key, "EXPANSION"), ints(&[growth]));
+        let reply = call!(c, "BF.MADD", &key, "a", "b", "c").array();
+        let links = links(&mut c, &key);
+        if byte < 19 {
+            assert_eq!((reply, links), (vec![Int(1), Int(1), Int(1)], 2), "{key}");
+        } else {
+            assert!(matches!(reply[0], Reply::Error(_)), "{key}: {reply:?}");
+            assert_eq!(links, 1, "{key}");
+        }
+        let dump = call!(c, "DUMP", &key).bytes();
+        assert_eq!(call!(c, "RESTORE", format!("copy{byte}"), "0", dump), ok());
+    }
+    let before = keyspace(&mut c);
+    assert_eq!(before.len(), 15);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(
+        keyspace_diff(&before, &keyspace(&mut c)),
+        vec![],
+        "{}",
+        s.log()
+    );
+    assert_eq!(call!(c, "SAVE"), ok());
+    s.restart();
+    let mut c = s.client();
+    assert_eq!(
+        keyspace_diff(&before, &keyspace(&mut c)),
+        vec![],
+        "{}",
+        s.log()
+    );
+}
