@@ -335,3 +335,58 @@ fn a_refused_restore_of_a_crafted_payload_leaves_no_key_behind() {
         );
     }
 }
+
+/// A cuckoo header or payload with more sub-filters than `cf-max-expansions` lets adds make
+/// (deviation D23): every lookup reads every sub-filter, and a header of 65535 empty ones
+/// (1.3 MB) made a 1000-item `CF.MEXISTS` take 1.5 s. A client's LOADCHUNK and RESTORE refuse
+/// it; a reload keeps a filter that a higher setting let grow.
+#[test]
+fn a_cuckoo_value_past_cf_max_expansions_is_refused_from_a_client() {
+    let s = Server::start();
+    let mut c = s.client();
+    let setting = |c: &mut Client, value: &str| {
+        assert_eq!(
+            call!(c, "CONFIG", "SET", "bf.cf-max-expansions", value),
+            ok()
+        );
+    };
+    setting(&mut c, "40");
+    assert_eq!(
+        call!(c, "CF.RESERVE", "grown", "4", "BUCKETSIZE", "1"),
+        ok()
+    );
+    let mut n = 0;
+    while cf_filters(&mut c, "grown") < 34 {
+        assert_eq!(call!(c, "CF.ADD", "grown", format!("item{n}")), Int(1));
+        n += 1;
+    }
+    let dump = call!(c, "DUMP", "grown").bytes();
+    let chunks = scandump(&mut c, "CF.SCANDUMP", "grown");
+    assert_eq!(call!(c, "CF.ADD", "one", "x"), Int(1));
+    let mut crafted = scandump(&mut c, "CF.SCANDUMP", "one");
+    crafted[0].1[24..32].copy_from_slice(&65535u64.to_le_bytes());
+
+    setting(&mut c, "32");
+    let bad_format = err("ERR Bad data format");
+    assert_eq!(call!(c, "RESTORE", "copy", "0", dump.clone()), bad_format);
+    let refused = err("Couldn't create filter!");
+    for (key, header) in [("copy", &chunks[0].1), ("crafted", &crafted[0].1)] {
+        assert_eq!(call!(c, "CF.LOADCHUNK", key, "1", header.clone()), refused);
+        assert_eq!(call!(c, "EXISTS", key), Int(0));
+    }
+    // The filter grown under the higher setting is kept by a reload, and reads as before.
+    let before = keyspace(&mut c);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(keyspace_diff(&before, &keyspace(&mut c)), vec![]);
+    assert_eq!(call!(c, "CF.EXISTS", "grown", "item0"), Int(1));
+
+    setting(&mut c, "34");
+    assert_eq!(call!(c, "RESTORE", "copy", "0", dump), ok());
+    load_chunks(&mut c, "CF.LOADCHUNK", "again", &chunks);
+    assert_eq!(cf_filters(&mut c, "again"), 34);
+}
+
+fn cf_filters(c: &mut Client, key: &str) -> i64 {
+    let info = call!(c, "CF.INFO", key).array();
+    info[5].int()
+}
