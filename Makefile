@@ -80,7 +80,8 @@ install:
 bench:
 	CARGO="$(CARGO)" scripts/bench/run.sh $(BENCH_ARGS)
 
-# Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the RedisBloom fixtures.
+# Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the RedisBloom fixtures
+# and from genuine values with one header byte changed.
 fuzz:
 	scripts/fuzz.sh
 

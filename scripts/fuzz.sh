@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for FUZZ_SECONDS (default 60) each, seeded from the RedisBloom
-# fixtures. Uses the nightly toolchain (with AddressSanitizer) when installed, else stable
-# without a sanitizer. Crashes land in fuzz/artifacts/<target>/.
+# fixtures and from values commands built with one header byte changed. Uses the nightly
+# toolchain (with AddressSanitizer) when installed, else stable without a sanitizer. Crashes
+# land in fuzz/artifacts/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
@@ -12,6 +13,8 @@ else
     fuzz=(cargo fuzz run -s none)
 fi
 python3 scripts/fuzz-seeds.py fuzz/corpus
+# Values commands built, and each with one header byte changed (src/model/seeds.rs).
+BLOOMRS_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test --release --lib write_fuzz_seeds -- --ignored --quiet
 for target in bloom_chunks cuckoo_chunks bloom_rdb cuckoo_rdb windowed sparse counting compact blocked args \
     model_chain model_sparse model_windowed model_counting model_compact model_compact_counting model_cuckoo \
     model_blocked static_set model_static; do

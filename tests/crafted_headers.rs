@@ -173,3 +173,220 @@ fn a_plain_header_with_a_larger_array_than_its_bits_is_refused() {
     );
     assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
 }
+
+/// The attack pass's report: a plain chain's header with byte 18 (the growth field's third
+/// byte) XOR 0x80 made `DEBUG RELOAD` drop keys. Light form, on every server: a one-item chain
+/// of capacity 1 with each byte of its growth field flipped in turn (growth 130, 32770,
+/// 8388610 and 2147483650: values `BF.RESERVE ... EXPANSION` builds too), next to a key of
+/// every kind. Each is accepted and takes adds: the byte-18 value grows a link of 8,388,610
+/// entries (13 MB); the byte-19 one would grow a 3.3 GB link, within the default
+/// `bf.max-filter-bytes` (4 GB), so the test lowers that to 64 MB and its growth is refused.
+/// Then every key survives `DEBUG RELOAD` and a restart from `SAVE` with the same digest
+/// (loading is not bound by `bf.max-filter-bytes`), and each crafted key's DUMP restores. Not
+/// reproduced on any server.
+#[test]
+fn a_plain_header_with_a_flipped_growth_byte_keeps_every_key_through_reloads() {
+    let mut s = Server::start();
+    let mut c = s.client();
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.max-filter-bytes", "64mb"),
+        ok()
+    );
+    assert_eq!(call!(c, "BF.RESERVE", "p", "0.01", "1"), ok());
+    assert_eq!(call!(c, "BF.ADD", "p", "first"), Int(1));
+    let genuine = scandump(&mut c, "BF.SCANDUMP", "p");
+    for (kind, options) in [
+        ("counting", &["COUNTING"][..]),
+        ("blocked", &["BLOCKED"]),
+        ("windowed", &["WINDOW", "3600"]),
+        ("compact", &["COMPACT"]),
+    ] {
+        let mut args = vec!["BF.RESERVE", kind, "0.01", "100"];
+        args.extend_from_slice(options);
+        assert_eq!(c.call(&args), ok());
+        assert_eq!(call!(c, "BF.ADD", kind, "x"), Int(1));
+    }
+    assert_eq!(call!(c, "CF.ADD", "cuckoo", "x"), Int(1));
+    assert_eq!(call!(c, "SET", "string", "x"), ok());
+    for (byte, growth) in [
+        (16, 130i64),
+        (17, 32_770),
+        (18, 8_388_610),
+        (19, 2_147_483_650),
+    ] {
+        let key = format!("crafted{byte}");
+        let mut chunks = genuine.clone();
+        chunks[0].1[byte] ^= 0x80;
+        load_chunks(&mut c, "BF.LOADCHUNK", &key, &chunks);
+        assert_eq!(call!(c, "BF.INFO", &key, "EXPANSION"), ints(&[growth]));
+        let reply = call!(c, "BF.MADD", &key, "a", "b", "c").array();
+        let links = links(&mut c, &key);
+        if byte < 19 {
+            assert_eq!((reply, links), (vec![Int(1), Int(1), Int(1)], 2), "{key}");
+        } else {
+            assert!(matches!(reply[0], Reply::Error(_)), "{key}: {reply:?}");
+            assert_eq!(links, 1, "{key}");
+        }
+        let dump = call!(c, "DUMP", &key).bytes();
+        assert_eq!(call!(c, "RESTORE", format!("copy{byte}"), "0", dump), ok());
+    }
+    let before = keyspace(&mut c);
+    assert_eq!(before.len(), 15);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(
+        keyspace_diff(&before, &keyspace(&mut c)),
+        vec![],
+        "{}",
+        s.log()
+    );
+    assert_eq!(call!(c, "SAVE"), ok());
+    s.restart();
+    let mut c = s.client();
+    assert_eq!(
+        keyspace_diff(&before, &keyspace(&mut c)),
+        vec![],
+        "{}",
+        s.log()
+    );
+}
+
+/// The attack pass's report of `BUSYKEY` answers while RESTOREing crafted values. The server
+/// answers `BUSYKEY` before it reads the payload, only when the key exists; so the question
+/// is whether a refused RESTORE can leave a key behind or change one. For a value of every
+/// kind, genuine DUMP payloads with one byte changed (checksum fixed): a refused RESTORE leaves
+/// no key and a refused `RESTORE ... REPLACE` leaves the old value byte for byte; an accepted
+/// one dumps and restores again, and only a second RESTORE onto it answers `BUSYKEY`; a
+/// payload given an expiry in the past leaves no key. Not reproduced on any server: the cases
+/// seen are explained by accepted payloads (a changed slot byte is a valid value) whose key
+/// names were restored again.
+#[test]
+fn a_refused_restore_of_a_crafted_payload_leaves_no_key_behind() {
+    let s = Server::start();
+    let mut c = s.client();
+    let items: Vec<String> = (0..25).map(|i| format!("i{i}")).collect();
+    let options: [(&str, &[&str]); 6] = [
+        ("plain", &[]),
+        ("counting", &["COUNTING"]),
+        ("blocked", &["BLOCKED"]),
+        ("windowed", &["WINDOW", "3600"]),
+        ("compact", &["COMPACT"]),
+        ("static", &["STATIC"]),
+    ];
+    for (kind, extra) in options {
+        let mut args = vec!["BF.RESERVE", kind, "0.01", "10"];
+        args.extend_from_slice(extra);
+        assert_eq!(c.call(&args), ok());
+        let mut madd = vec!["BF.MADD".to_string(), kind.to_string()];
+        madd.extend(items.iter().cloned());
+        c.call(&madd);
+    }
+    assert_eq!(call!(c, "CF.RESERVE", "cuckoo", "8"), ok());
+    let mut insert = vec!["CF.INSERT".to_string(), "cuckoo".into(), "ITEMS".into()];
+    insert.extend(items.iter().cloned());
+    c.call(&insert);
+    let busy = err("BUSYKEY Target key name already exists.");
+    let mut state = 0x35u64;
+    for kind in [
+        "plain", "counting", "blocked", "windowed", "compact", "static", "cuckoo",
+    ] {
+        let genuine = call!(c, "DUMP", kind).bytes();
+        let (mut accepted, mut refused) = (0, 0);
+        for trial in 0..60 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let mut payload = genuine.clone();
+            let at = 1 + (state >> 33) as usize % (payload.len() - 11);
+            payload[at] ^= 1 << ((state >> 20) % 8);
+            let payload = with_valid_crc(&payload);
+            let key = format!("{kind}:{trial}");
+            let restore = |c: &mut Client, key: &str, extra: &[&[u8]]| {
+                // With ABSTTL, a TTL of 1 is an expiry at 1 ms past the epoch.
+                let ttl: &[u8] = if extra == [b"ABSTTL"] { b"1" } else { b"0" };
+                let mut args: Vec<&[u8]> = vec![b"RESTORE", key.as_bytes(), ttl, &payload];
+                args.extend_from_slice(extra);
+                c.call(&args)
+            };
+            match restore(&mut c, &key, &[]) {
+                Reply::Simple(_) => {
+                    accepted += 1;
+                    assert_eq!(restore(&mut c, &key, &[]), busy, "{key} at {at}");
+                    let again = call!(c, "DUMP", &key).bytes();
+                    assert_eq!(
+                        call!(c, "RESTORE", format!("{key}:again"), "0", again),
+                        ok()
+                    );
+                }
+                other => {
+                    refused += 1;
+                    assert_eq!(other, err("ERR Bad data format"), "{key} at {at}");
+                    assert_eq!(call!(c, "EXISTS", &key), Int(0), "{key} at {at}");
+                    assert_eq!(restore(&mut c, kind, &[b"REPLACE"]), other, "{key}");
+                    assert_eq!(call!(c, "DUMP", kind).bytes(), genuine, "{key} at {at}");
+                }
+            }
+            let past = ["ttl:", &key].concat();
+            let _ = restore(&mut c, &past, &[b"ABSTTL"]);
+            assert_eq!(call!(c, "EXISTS", &past), Int(0), "{past}");
+        }
+        assert!(
+            accepted > 0 && refused > 0,
+            "{kind}: {accepted} / {refused}"
+        );
+    }
+}
+
+/// A cuckoo header or payload with more sub-filters than `cf-max-expansions` lets adds make
+/// (deviation D23): every lookup reads every sub-filter, and a header of 65535 empty ones
+/// (1.3 MB) made a 1000-item `CF.MEXISTS` take 1.5 s. A client's LOADCHUNK and RESTORE refuse
+/// it; a reload keeps a filter that a higher setting let grow.
+#[test]
+fn a_cuckoo_value_past_cf_max_expansions_is_refused_from_a_client() {
+    let s = Server::start();
+    let mut c = s.client();
+    let setting = |c: &mut Client, value: &str| {
+        assert_eq!(
+            call!(c, "CONFIG", "SET", "bf.cf-max-expansions", value),
+            ok()
+        );
+    };
+    setting(&mut c, "40");
+    assert_eq!(
+        call!(c, "CF.RESERVE", "grown", "4", "BUCKETSIZE", "1"),
+        ok()
+    );
+    let mut n = 0;
+    while cf_filters(&mut c, "grown") < 34 {
+        assert_eq!(call!(c, "CF.ADD", "grown", format!("item{n}")), Int(1));
+        n += 1;
+    }
+    let dump = call!(c, "DUMP", "grown").bytes();
+    let chunks = scandump(&mut c, "CF.SCANDUMP", "grown");
+    assert_eq!(call!(c, "CF.ADD", "one", "x"), Int(1));
+    let mut crafted = scandump(&mut c, "CF.SCANDUMP", "one");
+    crafted[0].1[24..32].copy_from_slice(&65535u64.to_le_bytes());
+
+    setting(&mut c, "32");
+    let bad_format = err("ERR Bad data format");
+    assert_eq!(call!(c, "RESTORE", "copy", "0", dump.clone()), bad_format);
+    let refused = err("Couldn't create filter!");
+    for (key, header) in [("copy", &chunks[0].1), ("crafted", &crafted[0].1)] {
+        assert_eq!(call!(c, "CF.LOADCHUNK", key, "1", header.clone()), refused);
+        assert_eq!(call!(c, "EXISTS", key), Int(0));
+    }
+    // The filter grown under the higher setting is kept by a reload, and reads as before.
+    let before = keyspace(&mut c);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(keyspace_diff(&before, &keyspace(&mut c)), vec![]);
+    assert_eq!(call!(c, "CF.EXISTS", "grown", "item0"), Int(1));
+
+    setting(&mut c, "34");
+    assert_eq!(call!(c, "RESTORE", "copy", "0", dump), ok());
+    load_chunks(&mut c, "CF.LOADCHUNK", "again", &chunks);
+    assert_eq!(cf_filters(&mut c, "again"), 34);
+}
+
+fn cf_filters(c: &mut Client, key: &str) -> i64 {
+    let info = call!(c, "CF.INFO", key).array();
+    info[5].int()
+}

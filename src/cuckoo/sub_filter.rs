@@ -106,6 +106,15 @@ impl SubFilter {
             || clear_first(self.bucket_mut(hash.h2), hash.fingerprint)
     }
 
+    /// Whether both candidate buckets hold nothing but this fingerprint: copies of one
+    /// fingerprint and bucket pair fill them (distinct random items practically never do), and
+    /// no eviction walk can make room, since every swap it makes exchanges equal values.
+    pub(crate) fn saturated_by(&self, h1: u64, h2: u64, fingerprint: u8) -> bool {
+        let full_of =
+            |bucket: &[u8]| !bucket.is_empty() && bucket.iter().all(|&s| s == fingerprint);
+        full_of(self.bucket(h1)) && full_of(self.bucket(h2))
+    }
+
     /// Writes the fingerprint into the first empty slot of bucket h1, else of bucket h2.
     pub(crate) fn place(&mut self, h1: u64, h2: u64, fingerprint: u8) -> bool {
         fill_first_empty(self.bucket_mut(h1), fingerprint)
@@ -120,6 +129,13 @@ impl SubFilter {
     pub(crate) fn kick_insert(&mut self, h1: u64, fingerprint: u8, max_iterations: u16) -> bool {
         let buckets = self.num_buckets;
         if buckets == 0 || self.bucket_size == 0 {
+            return false;
+        }
+        // With a power-of-two bucket count the walk only ever visits the two candidate
+        // buckets while it carries this fingerprint; if both hold nothing else it would swap
+        // equal values 2 x max_iterations times and fail, changing nothing.
+        let h2 = alt_hash(fingerprint, h1);
+        if buckets.is_power_of_two() && self.saturated_by(h1, h2, fingerprint) {
             return false;
         }
         let mut carried = fingerprint;

@@ -224,6 +224,61 @@ fn duplicates_counts_and_unique_inserts() {
     assert_eq!((filter.num_items(), filter.num_deletes()), (0, 2));
 }
 
+/// The first `count` items `c<n>` whose fingerprint and bucket among `buckets` (a power of
+/// two) are `item`'s: what a client finds by brute force on the public hash.
+fn colliders(item: &[u8], buckets: u64, count: usize) -> Vec<Vec<u8>> {
+    let target = ItemHash::of(item);
+    (0u64..)
+        .map(|n| format!("c{n}").into_bytes())
+        .filter(|candidate| {
+            let hash = ItemHash::of(candidate);
+            hash.fingerprint == target.fingerprint && hash.h1 % buckets == target.h1 % buckets
+        })
+        .take(count)
+        .collect()
+}
+
+#[test]
+fn copies_of_one_bucket_pair_and_fingerprint_never_add_a_sub_filter() {
+    // 8 buckets of 2: the pair holds 4 copies, the 5th is refused without growing (RedisBloom
+    // would add a sub-filter per 4), and the refusal leaves every byte as it was.
+    let mut filter = reserve(16, 2, 20, 1);
+    let items = colliders(b"seed", 8, 12);
+    for item in &items[..4] {
+        filter.insert(item, CAP).expect("room in the pair");
+    }
+    let before = filter.clone();
+    for item in &items[4..] {
+        assert_eq!(filter.insert(item, CAP), Err(InsertError::Full));
+    }
+    assert_eq!(filter.insert(b"seed", CAP), Err(InsertError::Full));
+    assert_eq!(filter, before);
+    assert_eq!(filter.insert_unique(&items[9], CAP), Ok(false));
+    // Other items still go in, and grow the filter as RedisBloom's when their buckets fill.
+    let mut n = 0;
+    while filter.num_filters() < 2 {
+        filter
+            .insert(format!("other{n}").as_bytes(), CAP)
+            .expect("growth fits");
+        n += 1;
+    }
+    assert!(items.iter().all(|item| filter.contains(item)));
+}
+
+#[test]
+fn an_item_added_again_and_again_stops_at_its_pair() {
+    let mut filter = reserve_default(1000);
+    for _ in 0..4 {
+        filter.insert(b"again", CAP).expect("room in the pair");
+    }
+    assert_eq!(filter.insert(b"again", CAP), Err(InsertError::Full));
+    assert_eq!((filter.count(b"again"), filter.num_filters()), (4, 1));
+    // A delete makes room for one more copy.
+    assert!(filter.delete(b"again"));
+    filter.insert(b"again", CAP).expect("a slot was freed");
+    assert_eq!(filter.count(b"again"), 4);
+}
+
 #[test]
 fn count_sees_both_candidates_of_a_two_bucket_filter() {
     // With 2 buckets an even fingerprint has both candidates in one bucket (counted twice).

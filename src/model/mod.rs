@@ -181,4 +181,6 @@ fn rdb_round_trip<T: Codec>(value: &T, max_bytes: u64) -> Result<T, String> {
 }
 
 #[cfg(test)]
+mod seeds;
+#[cfg(test)]
 mod tests;

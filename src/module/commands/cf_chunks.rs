@@ -8,7 +8,7 @@ use crate::module::ffi::Admission;
 use crate::module::ffi::{Args, Ctx, Slot};
 use crate::module::state::errors::*;
 use crate::module::state::stats;
-use crate::module::types::cuckoo::CUCKOO_TYPE;
+use crate::module::types::cuckoo::{within_max_expansions, CUCKOO_TYPE};
 use crate::syntax::cf::{parse_cf_loadchunk, parse_cf_scandump};
 
 /// CF.SCANDUMP key iterator
@@ -76,5 +76,10 @@ fn filter_from_header(data: &[u8], admission: Admission) -> Result<CuckooFilter,
     if num_buckets >= MAX_BUCKETS {
         return Err(CF_HEADER_REFUSED.into());
     }
-    CuckooFilter::from_header(header, admission.limit(0)).map_err(|e| CuckooHeaderRefused(e).into())
+    let filter = CuckooFilter::from_header(header, admission.limit(0))
+        .map_err(|e| CommandError::from(CuckooHeaderRefused(e)))?;
+    if admission.binds() && !within_max_expansions(&filter) {
+        return Err(CF_HEADER_REFUSED.into());
+    }
+    Ok(filter)
 }

@@ -87,10 +87,19 @@ impl<S: Server> Admission<S> {
     }
 }
 
+impl<S: Server> Admission<S> {
+    /// Whether the caller is a client, whom the configured limits bind (not a load, the
+    /// primary's commands or a replica, which follow what the primary applied).
+    pub fn binds(&self) -> bool {
+        let caller = self.server.caller();
+        !(caller.loading || caller.replicated || caller.replica)
+    }
+}
+
 impl<S: Server> Budget for Admission<S> {
     fn limit(&self, current: u64) -> u64 {
         let caller = self.server.caller();
-        if caller.loading || caller.replicated || caller.replica {
+        if !self.binds() {
             return STRUCTURAL_MAX_BYTES;
         }
         limit(settings::max_filter_bytes(), current, self.headroom(caller))

@@ -82,12 +82,18 @@ pub trait FilterValue: Measured + Clone {
     fn save(&self, io: &mut IoWriter);
     /// Moves every heap block of the value (active defragmentation).
     fn relocate(&mut self, defrag: &Defrag);
+    /// Whether a client may bring this value in (RESTORE): what the server's configuration
+    /// lets commands build. Loads and the primary's copies are never refused on that ground.
+    fn admitted(&self) -> bool {
+        true
+    }
 }
 
 /// `FilterValue` for a core type whose inherent `load`/`save` are its RDB codec: its name in
 /// the log, and how its heap blocks are moved (`|value, defrag| ...`).
 macro_rules! filter_value {
-    ($type:ty, $name:literal, |$value:ident, $defrag:ident| $relocate:expr) => {
+    ($type:ty, $name:literal, |$value:ident, $defrag:ident| $relocate:expr
+        $(, admitted: |$admit:ident| $admitted:expr)?) => {
         impl $crate::module::types::FilterValue for $type {
             const NAME: &'static str = $name;
             fn load(
@@ -104,6 +110,10 @@ macro_rules! filter_value {
                 let $value = self;
                 $relocate
             }
+            $(fn admitted(&self) -> bool {
+                let $admit = self;
+                $admitted
+            })?
         }
     };
 }
@@ -156,7 +166,19 @@ unsafe extern "C" fn rdb_load<T: FilterValue>(
     guard(null_mut(), || {
         // RESTORE is admitted under maxmemory; a load at start-up or from the primary is not
         // limited by it (the admission knows from the server's flags).
-        match T::load(&mut IoReader { io }, encver, callback_admission().limit(0)) {
+        let admission = callback_admission();
+        match T::load(&mut IoReader { io }, encver, admission.limit(0)) {
+            Ok(value) if admission.binds() && !value.admitted() => {
+                stats::count(&stats::REJECTED_PAYLOADS);
+                log(
+                    c"warning",
+                    &format!(
+                        "bloomrs: RESTORE refused: {} the configuration could not build",
+                        T::NAME
+                    ),
+                );
+                null_mut()
+            }
             Ok(value) => {
                 stats::appeared(&value, true);
                 Box::into_raw(Box::new(value)).cast()
