@@ -8,8 +8,7 @@ use crate::budget::Budget;
 /// Why an item could not be inserted. The filter is unchanged in both cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertError {
-    /// No room and expansion 0, or no room because the item's two buckets in the newest
-    /// sub-filter hold only copies of its fingerprint (`Filter is full`).
+    /// No room and expansion 0 (`Filter is full`).
     Full,
     /// No room and no new sub-filter possible: 65535 sub-filters, 2^56 buckets, or over the
     /// memory cap (`ERR Insufficient memory`).
@@ -33,24 +32,18 @@ impl CuckooFilter {
     }
 
     /// Free slot in any sub-filter (newest first), else a kick walk in the newest, else grow
-    /// and start over.
-    ///
-    /// One departure from RedisBloom, which grows here too: no sub-filter is added for an item
-    /// whose two buckets in the newest sub-filter hold only its own fingerprint. Only copies
-    /// of one fingerprint and bucket pair fill both buckets that way (the same item added
-    /// again and again, or items chosen by brute force on the public hash to share them), and
-    /// RedisBloom adds a sub-filter for every `2 x bucket size` of them: 1000 such items make
-    /// 250 sub-filters, every later lookup reads them all, and a client could grow a filter
-    /// of any size this way. Distinct items placed by chance practically never fill a pair
-    /// with one fingerprint (deviation D22 in the README), so ordinary filters grow exactly as
-    /// RedisBloom's do.
+    /// and start over, as RedisBloom. Copies of one fingerprint and bucket pair (the same item
+    /// added again and again, or items chosen by brute force on the public hash to share them)
+    /// add a sub-filter for every `2 x bucket size` of them, as RedisBloom's do: the same item
+    /// added five times is an ordinary use of `CF.ADD`, so this is not refused. The sub-filters
+    /// stay bounded by `cf-max-expansions` (`docs/bench/collisions.md` measures the cost).
     fn insert_hash(&mut self, hash: &ItemHash, budget: &impl Budget) -> Result<(), InsertError> {
         loop {
             if self.place_anywhere(hash) || self.kick_into_newest(hash) {
                 self.num_items = self.num_items.wrapping_add(1);
                 return Ok(());
             }
-            if self.expansion == 0 || self.newest_saturated_by(hash) {
+            if self.expansion == 0 {
                 return Err(InsertError::Full);
             }
             self.grow(budget).map_err(|_| InsertError::OutOfMemory)?;
@@ -62,12 +55,6 @@ impl CuckooFilter {
             .iter_mut()
             .rev()
             .any(|filter| filter.place(hash.h1, hash.h2, hash.fingerprint))
-    }
-
-    fn newest_saturated_by(&self, hash: &ItemHash) -> bool {
-        self.filters
-            .last()
-            .is_some_and(|filter| filter.saturated_by(hash.h1, hash.h2, hash.fingerprint))
     }
 
     fn kick_into_newest(&mut self, hash: &ItemHash) -> bool {

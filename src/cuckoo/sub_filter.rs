@@ -109,7 +109,7 @@ impl SubFilter {
     /// Whether both candidate buckets hold nothing but this fingerprint: copies of one
     /// fingerprint and bucket pair fill them (distinct random items practically never do), and
     /// no eviction walk can make room, since every swap it makes exchanges equal values.
-    pub(crate) fn saturated_by(&self, h1: u64, h2: u64, fingerprint: u8) -> bool {
+    fn saturated_by(&self, h1: u64, h2: u64, fingerprint: u8) -> bool {
         let full_of =
             |bucket: &[u8]| !bucket.is_empty() && bucket.iter().all(|&s| s == fingerprint);
         full_of(self.bucket(h1)) && full_of(self.bucket(h2))

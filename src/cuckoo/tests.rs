@@ -239,44 +239,38 @@ fn colliders(item: &[u8], buckets: u64, count: usize) -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn copies_of_one_bucket_pair_and_fingerprint_never_add_a_sub_filter() {
-    // 8 buckets of 2: the pair holds 4 copies, the 5th is refused without growing (RedisBloom
-    // would add a sub-filter per 4), and the refusal leaves every byte as it was.
+fn copies_of_one_bucket_pair_and_fingerprint_grow_as_redisbloom() {
+    // 8 buckets of 2: the pair holds 4 copies; the 5th cannot be placed (the kick walk could
+    // only swap equal values, and is skipped) and adds a sub-filter, as RedisBloom's does.
     let mut filter = reserve(16, 2, 20, 1);
     let items = colliders(b"seed", 8, 12);
     for item in &items[..4] {
         filter.insert(item, CAP).expect("room in the pair");
     }
-    let before = filter.clone();
-    for item in &items[4..] {
-        assert_eq!(filter.insert(item, CAP), Err(InsertError::Full));
-    }
-    assert_eq!(filter.insert(b"seed", CAP), Err(InsertError::Full));
-    assert_eq!(filter, before);
-    assert_eq!(filter.insert_unique(&items[9], CAP), Ok(false));
-    // Other items still go in, and grow the filter as RedisBloom's when their buckets fill.
-    let mut n = 0;
-    while filter.num_filters() < 2 {
-        filter
-            .insert(format!("other{n}").as_bytes(), CAP)
-            .expect("growth fits");
-        n += 1;
+    assert_eq!(filter.num_filters(), 1);
+    let first = filter.clone();
+    filter
+        .insert(&items[4], CAP)
+        .expect("a sub-filter is added");
+    assert_eq!((filter.num_filters(), filter.num_items()), (2, 5));
+    // The first sub-filter is untouched by the skipped walk: only the new one changed.
+    assert_eq!(filter.filters[0], first.filters[0]);
+    for item in &items[5..] {
+        filter.insert(item, CAP).expect("room or growth");
     }
     assert!(items.iter().all(|item| filter.contains(item)));
 }
 
 #[test]
-fn an_item_added_again_and_again_stops_at_its_pair() {
+fn an_item_added_again_and_again_is_counted_as_redisbloom() {
     let mut filter = reserve_default(1000);
-    for _ in 0..4 {
-        filter.insert(b"again", CAP).expect("room in the pair");
+    for _ in 0..9 {
+        filter.insert(b"again", CAP).expect("room or growth");
     }
-    assert_eq!(filter.insert(b"again", CAP), Err(InsertError::Full));
-    assert_eq!((filter.count(b"again"), filter.num_filters()), (4, 1));
-    // A delete makes room for one more copy.
+    // Bucket size 2: 4 copies a sub-filter, so the 5th and the 9th each added one.
+    assert_eq!((filter.count(b"again"), filter.num_filters()), (9, 3));
     assert!(filter.delete(b"again"));
-    filter.insert(b"again", CAP).expect("a slot was freed");
-    assert_eq!(filter.count(b"again"), 4);
+    assert_eq!(filter.count(b"again"), 8);
 }
 
 #[test]
