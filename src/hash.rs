@@ -2,6 +2,17 @@
 //! filter created today) and the 32-bit MurmurHash2 (Bloom filters written without FORCE64).
 //! Both read the key as little-endian words, as RedisBloom does on x86-64.
 
+/// MurmurHash3's 64-bit finaliser: a bijection of `u64`, which the static sets' fuse mixer and
+/// the compact segments' keyed placement build on.
+#[inline]
+pub fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
 /// MurmurHash64A with the given seed.
 #[inline]
 pub fn murmur64a(key: &[u8], seed: u64) -> u64 {

@@ -93,12 +93,7 @@ impl Shape {
 /// plus the seed: a bijection, so distinct item hashes stay distinct.
 #[inline]
 pub fn mix(hash: u64, seed: u64) -> u64 {
-    let mut h = hash.wrapping_add(seed);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
+    crate::hash::fmix64(hash.wrapping_add(seed))
 }
 
 /// An item's fingerprint, before masking to the width.

@@ -9,16 +9,7 @@
 //! (zero): its entries are prefixes of the unkeyed string, which is kept.
 
 use crate::bloom::ItemHash;
-
-/// MurmurHash3's 64-bit finaliser (a bijection).
-#[inline]
-fn finalise(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
+use crate::hash::fmix64 as finalise;
 
 /// A bijection of `x` keyed by `key`.
 #[inline]

@@ -237,7 +237,7 @@ pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING can
 pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
 pub const COMPACT_ERROR_RATE: &CStr =
     c"ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table";
-// Blocked Bloom filters (deviation D19): our own wording.
+// Static sets (deviation D21): our own wording.
 pub const STATIC_WITH_LAYOUT: &CStr =
     c"ERR STATIC cannot be combined with WINDOW, COUNTING, COMPACT or BLOCKED";
 pub const NOT_STATIC: &CStr = c"ERR not a static set (created with STATIC)";
@@ -258,6 +258,7 @@ pub const STATIC_FROZEN: &CStr =
     c"ERR filter is frozen (BF.FREEZE): a static set takes no more items";
 pub const STATIC_FREEZING: &CStr =
     c"ERR filter is being frozen (BF.FREEZE running): it takes no items until the freeze ends";
+// Blocked Bloom filters (deviation D19): our own wording.
 pub const BLOCKED_WITH_COMPACT: &CStr = c"ERR BLOCKED and COMPACT cannot be combined";
 pub const BLOCKED_WITH_COUNTING: &CStr = c"ERR BLOCKED and COUNTING cannot be combined";
 pub const BLOCKED_WITH_WINDOW: &CStr = c"ERR BLOCKED and WINDOW cannot be combined";
