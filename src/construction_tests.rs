@@ -260,7 +260,7 @@ fn every_compact_filter_a_constructor_accepts_loads() {
             let _ = filter.add(&item, MAX_BYTES);
         }
         let load =
-            |r: &mut MemoryRdb| Compact::load(r, crate::compact::ENCODING_VERSION, MAX_BYTES);
+            |r: &mut MemoryRdb| Compact::load(r, crate::compact::DOUBLING_ENCODING, MAX_BYTES);
         rdb_round_trip(&filter, |v, w| v.save(w), load, what);
         let mut loaded = Compact::from_header(&filter.encode_header(), MAX_BYTES)
             .unwrap_or_else(|e| panic!("{what}: header refused: {e:?}"));

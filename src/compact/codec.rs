@@ -30,7 +30,7 @@ pub const MAGIC: &[u8; 8] = b"bloomrsP";
 /// Encoding 3 carries a doubling in progress (its cursor, reserve and old table); encoding 2
 /// counts repeated adds (`counters`); encoding 1's values (and SCANDUMP header version 1's)
 /// still load, converted. One way: a server from before cannot read a newer encoding.
-pub const ENCODING_VERSION: i32 = 3;
+pub const DOUBLING_ENCODING: i32 = 3;
 const COUNTED_ENCODING: i32 = 2;
 const LEGACY_ENCODING: i32 = 1;
 /// Header version 3 (68 bytes) is sent only by a filter in the middle of a doubling; others
@@ -328,7 +328,7 @@ impl Compact {
     }
 
     pub fn save(&self, w: &mut impl RdbWrite) {
-        self.save_as(w, ENCODING_VERSION);
+        self.save_as(w, DOUBLING_ENCODING);
     }
 
     /// The value in encoding `encver`: encodings before 3 have no doubling fields (for tests
@@ -344,7 +344,7 @@ impl Compact {
         w.write_unsigned(shape.entries);
         // Encoding 3: 0, or the cursor plus one and the reserve.
         match shape.doubling {
-            _ if encver < ENCODING_VERSION => {}
+            _ if encver < DOUBLING_ENCODING => {}
             None => w.write_unsigned(0),
             Some((cursor, reserve)) => {
                 w.write_unsigned(cursor.saturating_add(1));
@@ -359,7 +359,7 @@ impl Compact {
     }
 
     pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Compact, LoadError> {
-        if !(LEGACY_ENCODING..=ENCODING_VERSION).contains(&encver) {
+        if !(LEGACY_ENCODING..=DOUBLING_ENCODING).contains(&encver) {
             return Err(LoadError::UnknownVersion(encver));
         }
         let mut shape = Shape {
@@ -593,15 +593,21 @@ impl Compact {
                 .and_then(|()| self.upgrade(max_bytes));
             if converted.is_err() {
                 // A refused table changed nothing but its derived counts: taken back.
-                self.write_stream(start as usize, None, data.len());
-                self.received = start;
-                self.moved = 0;
-                if let Some(d) = &mut self.doubling {
-                    d.pending = 0;
-                }
+                self.take_back(start, data.len());
                 return Err(ChunkError::BadData);
             }
         }
         Ok(())
+    }
+
+    /// Takes back the last chunk, of `len` bytes from `start` (refused after it was
+    /// written): its bytes zeroed and the derived counts of an incomplete table again.
+    pub(crate) fn take_back(&mut self, start: u64, len: usize) {
+        self.write_stream(start as usize, None, len);
+        self.received = start;
+        self.moved = 0;
+        if let Some(d) = &mut self.doubling {
+            d.pending = 0;
+        }
     }
 }

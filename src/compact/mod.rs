@@ -35,12 +35,14 @@
 mod codec;
 mod counters;
 mod doubling;
+mod filter;
 pub mod meter;
 mod runs;
 pub mod segments;
 mod table;
 
-pub use codec::{ENCODING_VERSION, MAGIC};
+pub use codec::{DOUBLING_ENCODING, MAGIC};
+pub use filter::{Block, CompactFilter, ENCODING_VERSION};
 pub use table::table_bytes;
 
 use crate::bloom::{AddError, CreateError, ItemHash};
@@ -526,6 +528,8 @@ impl Compact {
 mod design;
 #[cfg(test)]
 mod doubling_tests;
+#[cfg(test)]
+mod filter_tests;
 #[cfg(test)]
 mod measure;
 #[cfg(test)]

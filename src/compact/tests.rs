@@ -234,7 +234,7 @@ fn rdb_and_chunks_round_trip_byte_for_byte() {
         let mut rdb = MemoryRdb::new();
         filter.save(&mut rdb);
         assert_eq!(
-            Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+            Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT),
             Ok(filter.clone())
         );
         let mut loaded = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
@@ -262,7 +262,7 @@ fn a_filter_between_chunks_saves_and_loads() {
     assert!(!loading.is_loaded());
     let mut rdb = MemoryRdb::new();
     loading.save(&mut rdb);
-    let mut reloaded = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).unwrap();
+    let mut reloaded = Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT).unwrap();
     assert_eq!(reloaded, loading);
     // Its dump is the bytes it received, which rebuild the same state.
     let mut again = Compact::from_header(&loading.encode_header(), NO_LIMIT).unwrap();
@@ -279,7 +279,7 @@ fn a_filter_between_chunks_saves_and_loads() {
         *byte = 1;
     }
     tampered.save(&mut rdb);
-    assert!(Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).is_err());
+    assert!(Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT).is_err());
 }
 
 /// The table in chunks of a few kilobytes, as LOADCHUNK could receive them.
@@ -357,7 +357,7 @@ fn bad_payloads_are_refused() {
         let mut rdb = MemoryRdb {
             fields: fields.into(),
         };
-        if let Ok(f) = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT) {
+        if let Ok(f) = Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT) {
             f.validate(NO_LIMIT).unwrap();
         }
     }
@@ -365,7 +365,7 @@ fn bad_payloads_are_refused() {
     filter.save(&mut short);
     short.fields.pop_back();
     assert_eq!(
-        Compact::load(&mut short, ENCODING_VERSION, NO_LIMIT),
+        Compact::load(&mut short, DOUBLING_ENCODING, NO_LIMIT),
         Err(LoadError::Io)
     );
     assert_eq!(
@@ -641,7 +641,7 @@ fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
             let mut rdb = MemoryRdb::new();
             filter.save(&mut rdb);
             assert_eq!(
-                Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).as_ref(),
+                Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT).as_ref(),
                 Ok(&filter)
             );
         }
@@ -886,7 +886,7 @@ fn every_state_of_a_doubling_round_trips_and_holds_every_item() {
             filter.validate(NO_LIMIT).unwrap();
             let mut rdb = MemoryRdb::new();
             filter.save(&mut rdb);
-            let loaded = Compact::load(&mut rdb, ENCODING_VERSION, NO_LIMIT).unwrap();
+            let loaded = Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT).unwrap();
             assert_eq!(loaded, filter);
             let mut chunked = Compact::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
             for (iter, bytes) in small_chunks(&filter) {

@@ -4,7 +4,7 @@
 
 use crate::blocked::Blocked;
 use crate::bloom::Chain;
-use crate::compact::Compact;
+use crate::compact::CompactFilter;
 use crate::counting::CountingFilter;
 use crate::cuckoo::CuckooFilter;
 use crate::fuse::StaticFilter;
@@ -248,28 +248,28 @@ impl Codec for Sparse {
     }
 }
 
-impl Codec for Compact {
+impl Codec for CompactFilter {
     fn save(&self, rdb: &mut MemoryRdb) {
-        Compact::save(self, rdb)
+        CompactFilter::save(self, rdb)
     }
     fn encoding_version(&self) -> i32 {
         crate::compact::ENCODING_VERSION
     }
     fn load(rdb: &mut MemoryRdb, encver: i32, max_bytes: u64) -> Option<Self> {
-        Compact::load(rdb, encver, max_bytes).ok()
+        CompactFilter::load(rdb, encver, max_bytes).ok()
     }
     fn encode_header(&self) -> Vec<u8> {
-        Compact::encode_header(self)
+        CompactFilter::encode_header(self)
     }
     fn from_header(header: &[u8], max_bytes: u64) -> Option<Self> {
-        Compact::from_header(header, max_bytes).ok()
+        CompactFilter::from_header(header, max_bytes).ok()
     }
     fn load_chunk(&mut self, iter: i64, bytes: &[u8], max_bytes: u64) -> bool {
-        Compact::load_chunk(self, iter, bytes, max_bytes).is_ok()
+        CompactFilter::load_chunk(self, iter, bytes, max_bytes).is_ok()
     }
     fn chunks(&self) -> Vec<(i64, Vec<u8>)> {
-        Compact::chunks(self)
-            .map(|(iter, bytes)| (iter, bytes.to_vec()))
+        self.each_chunk()
+            .map(|(iter, bytes)| (iter, bytes.into_owned()))
             .collect()
     }
 }

@@ -1,23 +1,24 @@
-//! Compact filters (`BF.RESERVE ... COMPACT`, with `COUNTING` for deletes): one table that
-//! doubles. The server creates every compact filter at its smallest table whatever the
-//! capacity hint, so the model does too. A compact filter's work per operation is what the
-//! issue-26 bounds are about: its meter is the compact core's to provide (`take_work`).
+//! Compact filters (`BF.RESERVE ... COMPACT`, with `COUNTING` for deletes): segments that
+//! split one at a time. The server creates every compact filter with one segment whatever
+//! the capacity hint, so the model does too, with a fixed secret (the server draws one on
+//! the primary). A compact filter's work per operation is what the issue-26 bounds are
+//! about: its meter is the compact core's to provide (`take_work`).
 
 use super::codec::{chunks_round_trip, decode_value};
 use super::{rdb_round_trip, Deletes, Kind, Params, Work};
-use crate::compact::Compact;
+use crate::compact::segments::{MAX_SEGMENT_ENTRIES, SEGMENT_ITEMS};
+use crate::compact::CompactFilter as Core;
 
-/// Slots one operation may read or move, the doubling's moves before each write included: the
-/// length a block offset holds, past which runs are found by walking (before counters, F4's
-/// 100,000 adds of one item made runs that long).
-const WORK_PER_OPERATION: u64 = 1 << 16;
+/// Entries one operation may read or code: an insert into a segment at its bound, and the
+/// split it may bring (a segment at its bound again), each read twice at most.
+const WORK_PER_OPERATION: u64 = 8 * MAX_SEGMENT_ENTRIES;
 
-/// Items the server sizes a new compact filter's first table for, whatever the hint.
-const FIRST_TABLE_ITEMS: u64 = 1;
+/// The secret the model's filters place items by (any but zero).
+const SECRET: u64 = 0x5eed_0f_5ec7e7;
 
 /// A compact filter, deletable when `COUNTING`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CompactFilter<const COUNTING: bool>(pub Compact);
+pub struct CompactFilter<const COUNTING: bool>(pub Core);
 
 /// `BF.RESERVE ... COMPACT`: adds only.
 pub type CompactPlain = CompactFilter<false>;
@@ -32,12 +33,12 @@ impl<const COUNTING: bool> Kind for CompactFilter<COUNTING> {
     };
 
     fn create(p: &Params, max_bytes: u64) -> Option<Self> {
-        Compact::new(FIRST_TABLE_ITEMS, p.error, COUNTING, max_bytes)
+        Core::new(p.error, COUNTING, SECRET, max_bytes)
             .ok()
             .map(CompactFilter)
     }
     fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
-        decode_value::<Compact>(data, max_bytes)
+        decode_value::<Core>(data, max_bytes)
             .filter(|filter| filter.is_deletable() == COUNTING)
             .map(CompactFilter)
     }
@@ -69,23 +70,21 @@ impl<const COUNTING: bool> Kind for CompactFilter<COUNTING> {
     fn is_ready(&self) -> bool {
         self.0.is_loaded()
     }
-    /// The validator accepts every state reached, a doubling's included (its derived counts,
-    /// kept as the operations go, equal to those read from the tables).
+    /// The validator accepts every state reached (every split position), its derived
+    /// fields equal to those kept as the operations go.
     fn check(&self, max_bytes: u64) -> Result<(), String> {
         self.0
             .validate(max_bytes)
             .map_err(|e| format!("the validator refused a reached state: {e:?}"))
     }
-    /// Slots read or moved by the operation just done: within [`WORK_PER_OPERATION`]
-    /// however often any item was added and whatever state a doubling is in (each write
-    /// moves a bounded step). The one exemption: an add that found the new table full before
-    /// the doubling ended (only tables crowded with void entries) finishes it at once, work
-    /// metered apart and bounding only itself.
+    /// Entries read or coded by the operation just done: within [`WORK_PER_OPERATION`]
+    /// however often any item was added and wherever the split pointer stands (no step
+    /// touches more than the segment of the item and the one that splits).
     fn take_work(&mut self) -> Option<Work> {
         let (work, finished) = crate::compact::meter::take();
         Some(Work {
             done: work + finished,
-            bound: WORK_PER_OPERATION + finished,
+            bound: WORK_PER_OPERATION + SEGMENT_ITEMS,
         })
     }
 }

@@ -203,7 +203,7 @@ fn values_from_the_loader_take_sequences() {
         input
     }
     let mut chain = crate::bloom::Chain::new(50, 0.01, 2, true, 1 << 20).unwrap();
-    let mut compact = crate::compact::Compact::new(1, 0.01, true, 1 << 20).unwrap();
+    let mut compact = crate::compact::CompactFilter::new(0.01, true, 7, 1 << 20).unwrap();
     for i in 0..200u32 {
         chain.add(&i.to_le_bytes(), 1 << 20).unwrap();
         compact.add(&i.to_le_bytes(), 1 << 20).unwrap();

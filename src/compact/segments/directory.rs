@@ -68,6 +68,20 @@ impl Directory {
         }
     }
 
+    /// Drops the segments from `len` on (a load taken back), and the chunks left empty.
+    pub fn truncate(&mut self, len: u64) {
+        while self.len > len {
+            let (chunk, _) = place(self.len - 1);
+            if let Some(c) = self.chunks.get_mut(chunk) {
+                c.pop();
+                if c.is_empty() {
+                    self.chunks.pop();
+                }
+            }
+            self.len -= 1;
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
         self.chunks.iter().flatten()
     }

@@ -1,11 +1,11 @@
 //! The one validator a segment filter read from outside will go through (RDB, RESTORE,
-//! LOADCHUNK; the codec of encoding 4 is not written yet): the fields a header carries are
+//! LOADCHUNK, through encoding 4's codec, and a conversion from an older encoding): the fields a header carries are
 //! checked against each other, every segment's words must be exactly what the encoder
 //! writes, and every field the segments determine (entries, bytes, the fingerprint length
 //! new entries get) is derived, never read.
 
 use super::segment::Segment;
-use super::{address_bits_at, total_bits, Segmented, MAX_LEVEL};
+use super::{address_bits_at, total_bits, Segmented, MAX_LEN, MAX_LEVEL};
 use crate::compact::segments::directory::Directory;
 use crate::rdb::LoadError;
 
@@ -42,6 +42,23 @@ impl Segmented {
         segments: Vec<Vec<u64>>,
         max_bytes: u64,
     ) -> Result<Segmented, LoadError> {
+        let mut filter = Segmented::awaiting(fields, max_bytes)?;
+        if segments.len() as u64 != filter.expected_segments() {
+            return Err(LoadError::Invalid("segment count"));
+        }
+        let mut counted = 0u64;
+        for words in segments {
+            counted = counted.saturating_add(filter.take_segment(words, max_bytes)?);
+        }
+        filter.check_items(counted)?;
+        Ok(filter)
+    }
+
+    /// A filter with its fields checked and no segment yet, awaiting
+    /// [`Self::expected_segments`] of them (through [`Self::take_segment`], then
+    /// [`Self::check_items`]); nothing is allocated for the segments to come. Refused when
+    /// the fields contradict each other, or the directory alone passes `max_bytes`.
+    pub(crate) fn awaiting(fields: Fields, max_bytes: u64) -> Result<Segmented, LoadError> {
         let Fields {
             error,
             first_level,
@@ -55,12 +72,14 @@ impl Segmented {
         if level < first_level || level >= MAX_LEVEL || pointer >= 1 << level {
             return Err(LoadError::Invalid("split position"));
         }
-        if segments.len() as u64 != (1 << level) + pointer {
-            return Err(LoadError::Invalid("segment count"));
-        }
         let fresh_bits = total_bits(error, first_level, level - first_level)
             .ok_or(LoadError::Invalid("error rate"))?;
-        let mut filter = Segmented {
+        // Each segment takes a directory slot at least: refused before any arrives.
+        let least = ((1u64 << level) + pointer).saturating_mul(16);
+        if least.saturating_add(super::OVERHEAD) > max_bytes {
+            return Err(LoadError::TooLarge);
+        }
+        Ok(Segmented {
             error,
             deletable: fields.deletable,
             secret: fields.secret,
@@ -72,33 +91,75 @@ impl Segmented {
             fresh_bits,
             segment_bytes: 0,
             directory: Directory::default(),
+        })
+    }
+
+    /// Segments the split position says the filter has.
+    pub(crate) fn expected_segments(&self) -> u64 {
+        (1u64 << self.level) + self.pointer
+    }
+
+    /// Appends the next segment from its stored words, refused unless they are exactly what
+    /// the encoder writes and every entry is one this filter's commands could have stored
+    /// there, and the value stays within `max_bytes`. Returns the adds its entries count.
+    pub(crate) fn take_segment(
+        &mut self,
+        words: Vec<u64>,
+        max_bytes: u64,
+    ) -> Result<u64, LoadError> {
+        let at = self.directory.len();
+        if at >= self.expected_segments() {
+            return Err(LoadError::Invalid("segment count"));
+        }
+        let segment = Segment::from_words(words).ok_or(LoadError::Invalid("segment"))?;
+        let entries = segment.decode().ok_or(LoadError::Invalid("segment"))?;
+        // No entry is longer than the newest generation's (a filter converted from an older
+        // encoding, which has no secret, keeps its entries' lengths up to the longest held).
+        let room = match self.secret {
+            0 => MAX_LEN,
+            _ => self
+                .fresh_bits
+                .saturating_sub(address_bits_at(self.level, self.pointer, at)),
         };
         let mut counted = 0u64;
-        for (at, words) in segments.into_iter().enumerate() {
-            let segment = Segment::from_words(words).ok_or(LoadError::Invalid("segment"))?;
-            let entries = segment.decode().ok_or(LoadError::Invalid("segment"))?;
-            let room = fresh_bits.saturating_sub(address_bits_at(level, pointer, at as u64));
-            for e in &entries {
-                // No entry is longer than the newest generation's, and only a deletable
-                // filter counts repeated adds.
-                if e.len > room || (e.count > 1 && !filter.deletable) {
-                    return Err(LoadError::Invalid("segment entries"));
-                }
-                counted = counted.saturating_add(e.count);
+        for e in &entries {
+            // Only a deletable filter counts repeated adds.
+            if e.len > room || (e.count > 1 && !self.deletable) {
+                return Err(LoadError::Invalid("segment entries"));
             }
-            filter.entries += segment.len();
-            filter.segment_bytes += segment.bytes();
-            let more = filter.directory.push_bytes() + segment.bytes();
-            if filter.bytes().saturating_add(more) > max_bytes {
-                return Err(LoadError::TooLarge);
-            }
-            filter.directory.push(segment);
+            counted = counted.saturating_add(e.count);
         }
-        // Every held add is counted (splits copy voids, so there may be more counts).
-        if filter.items > counted {
+        let more = self.directory.push_bytes() + segment.bytes();
+        if self.bytes().saturating_add(more) > max_bytes {
+            return Err(LoadError::TooLarge);
+        }
+        self.entries += segment.len();
+        self.segment_bytes += segment.bytes();
+        self.directory.push(segment);
+        Ok(counted)
+    }
+
+    /// Drops the segments from `len` on (a chunk taken back), with their counts.
+    pub(crate) fn drop_segments_from(&mut self, len: u64) {
+        for at in len..self.directory.len() {
+            if let Some(s) = self.directory.get(at) {
+                self.entries -= s.len();
+                self.segment_bytes -= s.bytes();
+            }
+        }
+        self.directory.truncate(len);
+    }
+
+    /// Once every segment arrived, with `counted` the adds their entries count: every held
+    /// add is counted (splits copy voids, so there may be more counts).
+    pub(crate) fn check_items(&self, counted: u64) -> Result<(), LoadError> {
+        if self.directory.len() != self.expected_segments() {
+            return Err(LoadError::Invalid("segment count"));
+        }
+        if self.items > counted {
             return Err(LoadError::Invalid("item count"));
         }
-        Ok(filter)
+        Ok(())
     }
 }
 

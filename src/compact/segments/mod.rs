@@ -21,11 +21,14 @@
 //! Deletes take one count off the longest entry matching the item in its segment, which
 //! keeps every other added item present (the argument of the doubling table's notes).
 
+mod codec;
+mod convert;
 mod directory;
 mod loader;
 mod placement;
 mod segment;
 
+pub use codec::{header_version, load, Arrival, Loaded, HEADER_LEN, SEGMENTS_HEADER};
 pub use loader::Fields;
 pub use placement::bits as placement_bits;
 pub use segment::{Entry, Segment, MAX_COUNT};

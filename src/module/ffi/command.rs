@@ -287,6 +287,14 @@ impl Ctx {
         now_ms()
     }
 
+    /// Eight random bytes from the server's generator.
+    pub fn random_u64(&self) -> u64 {
+        let mut bytes = [0u8; 8];
+        // SAFETY: the server fills exactly `bytes.len()` bytes of the buffer.
+        unsafe { api!(RedisModule_GetRandomBytes)(bytes.as_mut_ptr(), bytes.len()) };
+        u64::from_le_bytes(bytes)
+    }
+
     /// Runs `f` with a Redis string holding `bytes` (a key name kept past its command),
     /// freed afterwards.
     pub fn with_string<R>(&self, bytes: &[u8], f: impl FnOnce(RawString) -> R) -> R {

@@ -214,16 +214,16 @@ impl Defrag {
         }
     }
 
-    /// Moves a boxed byte slice.
-    pub fn bytes(&self, bytes: &mut Box<[u8]>) {
-        if bytes.is_empty() {
+    /// Moves a boxed slice (of bytes, or of a segment's words).
+    pub fn bytes<T>(&self, bytes: &mut Box<[T]>) {
+        if bytes.is_empty() || std::mem::size_of::<T>() == 0 {
             return;
         }
         let len = bytes.len();
         let old = Box::into_raw(std::mem::take(bytes));
         // SAFETY: as `vec`; the old box was released into `old` and is adopted again.
         unsafe {
-            let ptr = self.moved(old.cast()).cast::<u8>();
+            let ptr = self.moved(old.cast()).cast::<T>();
             *bytes = Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len));
         }
     }

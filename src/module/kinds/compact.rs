@@ -1,21 +1,24 @@
-//! The compact kind (`bloomrsCP`): one fingerprint table that doubles as items arrive
-//! (`src/compact/`, `BF.RESERVE ... COMPACT`, or every implicit creation under
-//! `bf-compact yes`), as the `BF.*` commands see it. With `COUNTING` it deletes (`BF.DEL`).
+//! The compact kind (`bloomrsCP`): a filter of small sorted segments that splits one segment
+//! at a time as items arrive (`src/compact/`, `BF.RESERVE ... COMPACT`, or every implicit
+//! creation under `bf-compact yes`), as the `BF.*` commands see it. With `COUNTING` it
+//! deletes (`BF.DEL`).
 //!
-//! The capacity a command gives is a hint the filter does not reserve: it starts at its
-//! smallest table and doubles, so its memory follows the items it holds; the error rate is a
-//! bound at every size. `BF.INFO` keeps RedisBloom's fields: `Capacity` is what the current
-//! table takes before it doubles, `Number of filters` is 1 (one table, never a chain), and
+//! The capacity a command gives is a hint the filter does not reserve: it starts at one
+//! segment and splits, so its memory follows the items it holds; the error rate is a bound
+//! at every size. `BF.INFO` keeps RedisBloom's fields: `Capacity` is what the segments take
+//! before the next split, `Number of filters` is 1 (one filter, never a chain), and
 //! `Expansion rate` is 2.
-
-use std::borrow::Cow;
+//!
+//! Its placement is keyed by a secret chosen on the primary at creation, so a client cannot
+//! choose items that crowd one segment: the creation propagates as `BF.LOADCHUNK` of the
+//! new filter (header and its one empty segment), never as the command, so replicas and the
+//! AOF hold the same secret.
 
 use redis_module::native_types::RedisType;
 
 use super::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Write};
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
-use crate::budget::Budget;
-use crate::compact::{Compact, ENCODING_VERSION, MAGIC};
+use crate::compact::{Block, CompactFilter, ENCODING_VERSION, MAGIC};
 use crate::counting::DeleteError;
 use crate::module::ffi::io::Digest;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
@@ -25,21 +28,20 @@ use crate::syntax::bf::BloomOptions;
 pub static COMPACT_TYPE: RedisType = RedisType::new(
     "bloomrsCP",
     ENCODING_VERSION,
-    callbacks::<Compact>(Some(aof_rewrite::<Compact>), Some(digest::<Compact>)),
+    callbacks::<CompactFilter>(
+        Some(aof_rewrite::<CompactFilter>),
+        Some(digest::<CompactFilter>),
+    ),
 );
 
-/// The items a new compact filter's first table is sized for: the smallest table, whatever
-/// the hint (a filter that reserved its hint would pay for items it may never hold).
-const FIRST_TABLE_ITEMS: u64 = 1;
-
-filter_value!(Compact, "a compact Bloom filter", |value, defrag| {
-    // Both tables during a doubling.
-    for table in value.tables_for_relocation() {
-        defrag.vec(table);
-    }
+filter_value!(CompactFilter, "a compact Bloom filter", |value, defrag| {
+    value.for_each_block(|block| match block {
+        Block::Words(words) => defrag.bytes(words),
+        Block::Bytes(bytes) => defrag.vec(bytes),
+    });
 });
 
-impl Measured for Compact {
+impl Measured for CompactFilter {
     fn measure(&self) -> Measure {
         Measure {
             values: 1,
@@ -53,22 +55,18 @@ impl Measured for Compact {
     }
 }
 
-impl BloomValue for Compact {
+impl BloomValue for CompactFilter {
     fn add_each(
         &mut self,
         items: &mut dyn Iterator<Item = &[u8]>,
         write: &mut Write,
         answer: &mut dyn FnMut(Result<bool, AddError>) -> bool,
     ) {
-        for item in items {
-            if !answer(self.add(item, write.admission)) {
-                return;
-            }
-        }
+        super::add_one_by_one(items, answer, |item| self.add(item, write.admission));
     }
 
     fn contains_each(&self, items: &mut dyn Iterator<Item = &[u8]>, answer: &mut dyn FnMut(bool)) {
-        Compact::contains_each(self, items, answer);
+        CompactFilter::contains_each(self, items, answer);
     }
 
     fn card(&self) -> u64 {
@@ -76,9 +74,8 @@ impl BloomValue for Compact {
     }
 
     fn info(&self) -> Info {
-        let summary = self.summary();
         Info {
-            capacity: summary.capacity,
+            capacity: self.capacity(),
             size: self.bytes(),
             filters: 1,
             items: self.len(),
@@ -88,7 +85,7 @@ impl BloomValue for Compact {
     }
 
     fn debug_lines(&self) -> Vec<String> {
-        Compact::debug_lines(self)
+        CompactFilter::debug_lines(self)
     }
 
     fn header(&self) -> Vec<u8> {
@@ -96,27 +93,17 @@ impl BloomValue for Compact {
     }
 
     fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
-        // Chunks are slices of the table: find the one that starts at `iter`.
-        Ok(self
-            .chunks()
-            .scan(1i64, |start, (next, bytes)| {
-                let this = *start;
-                *start = next;
-                Some((this, next, bytes))
-            })
-            .find(|(start, _, _)| *start == iter)
-            .map(|(_, next, bytes)| (next, Cow::Borrowed(bytes))))
+        Ok(CompactFilter::chunk_at(self, iter))
     }
 
     fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
-        Compact::load_chunk(self, iter, data, max_bytes)
+        CompactFilter::load_chunk(self, iter, data, max_bytes)
     }
 
     fn digest(&self, digest: &mut Digest) {
         digest.add_bytes(&self.encode_header());
-        digest.add_bytes(self.table_bytes());
-        if let Some(old) = self.old_table_bytes() {
-            digest.add_bytes(old);
+        for (_, bytes) in self.each_chunk() {
+            digest.add_bytes(&bytes);
         }
     }
 
@@ -129,7 +116,7 @@ impl BloomValue for Compact {
     }
 }
 
-impl Deletes for Compact {
+impl Deletes for CompactFilter {
     fn delete_each(
         &mut self,
         items: &mut dyn Iterator<Item = &[u8]>,
@@ -137,31 +124,40 @@ impl Deletes for Compact {
         answer: &mut dyn FnMut(Result<bool, DeleteError>),
     ) {
         for item in items {
-            // Only a deletable, fully loaded filter is offered deletes.
+            // Only a deletable filter is offered deletes; one still arriving deletes nothing.
             answer(Ok(self.delete(item).unwrap_or(false)));
         }
     }
 }
 
-impl BloomKind for Compact {
+impl BloomKind for CompactFilter {
     const TYPE: &'static RedisType = &COMPACT_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
+    const ANNOUNCES: bool = true;
 
-    /// Takes the options that ask for COMPACT (with COUNTING: one that deletes).
+    /// Takes the options that ask for COMPACT (with COUNTING: one that deletes). The
+    /// secret is drawn here on the primary; a command replayed from an older primary or
+    /// AOF (which sent the command itself) places items unkeyed, as converted filters do.
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
         if !options.compact {
             return Ok(None);
         }
-        Compact::new(
-            FIRST_TABLE_ITEMS,
-            options.error,
-            options.counting,
-            write.admission.limit(0),
-        )
-        .map(Some)
+        let secret = match write.replayed() {
+            true => 0,
+            false => write.random_nonzero(),
+        };
+        let filter = CompactFilter::new(options.error, options.counting, secret, write.admission)?;
+        write.effect(c"BF.LOADCHUNK", vec![b"1".to_vec(), filter.encode_header()]);
+        for (next, bytes) in filter.each_chunk() {
+            write.effect(
+                c"BF.LOADCHUNK",
+                vec![next.to_string().into_bytes(), bytes.into_owned()],
+            );
+        }
+        Ok(Some(filter))
     }
 
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
-        Compact::from_header(header, max_bytes)
+        CompactFilter::from_header(header, max_bytes)
     }
 }

@@ -237,7 +237,7 @@ impl<T: BloomKind> Replacement for T {
 pub static KINDS: [Kind; 7] = [
     kind::<crate::fuse::StaticFilter>(),
     kind::<crate::blocked::Blocked>(),
-    kind::<crate::compact::Compact>(),
+    kind::<crate::compact::CompactFilter>(),
     kind::<crate::sparse::Sparse>(),
     kind::<crate::windowed::Windowed>(),
     kind::<crate::counting::CountingFilter>(),

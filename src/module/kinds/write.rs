@@ -143,6 +143,17 @@ impl Write {
         *self.now_ms.get_or_init(|| self.ctx.now_ms())
     }
 
+    /// A random number other than zero, drawn on the primary (a kind propagates what it
+    /// decided with it as an effect; a replayed command never draws).
+    pub fn random_nonzero(&self) -> u64 {
+        loop {
+            let drawn = self.ctx.random_u64();
+            if drawn != 0 {
+                return drawn;
+            }
+        }
+    }
+
     /// The command replays the primary's decisions (from the primary, or from the AOF): it
     /// must not read the clock, and sets no expiry of its own (`PEXPIREAT` follows it). Read
     /// from the context flags when a kind first asks.

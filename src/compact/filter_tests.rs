@@ -1,0 +1,287 @@
+//! The compact kind's value: encoding 4 through RDB and chunks at every split position and
+//! mid-arrival, older encodings converted with every item, crafted values refused.
+
+use super::segments::{Arrival, SEGMENTS_HEADER};
+use super::*;
+use crate::bloom::ChunkError;
+use crate::rdb::{LoadError, MemoryRdb, RdbWrite};
+use crate::test_rng::Rng;
+
+const NO_LIMIT: u64 = u64::MAX;
+
+fn id(seed: u64, i: u64) -> Vec<u8> {
+    format!("filter-{seed}-{i:010}").into_bytes()
+}
+
+/// A filter of `n` distinct items (each added 1 to 3 times when deletable).
+fn grown(error: f64, deletable: bool, n: u64) -> CompactFilter {
+    let mut filter = CompactFilter::new(error, deletable, 0xabc, NO_LIMIT).unwrap();
+    for i in 0..n {
+        for _ in 0..if deletable { 1 + i % 3 } else { 1 } {
+            filter.add(&id(1, i), NO_LIMIT).unwrap();
+        }
+    }
+    filter
+}
+
+fn saved(filter: &CompactFilter) -> MemoryRdb {
+    let mut rdb = MemoryRdb::new();
+    filter.save(&mut rdb);
+    rdb
+}
+
+fn rechunked(filter: &CompactFilter) -> CompactFilter {
+    let mut copy = CompactFilter::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+    for (iter, bytes) in filter.each_chunk() {
+        copy.load_chunk(iter, &bytes, NO_LIMIT).unwrap();
+    }
+    copy
+}
+
+#[test]
+fn every_split_position_round_trips_through_rdb_and_chunks() {
+    for deletable in [false, true] {
+        let mut filter = CompactFilter::new(0.01, deletable, 0xabc, NO_LIMIT).unwrap();
+        for i in 0..6000u64 {
+            filter.add(&id(2, i), NO_LIMIT).unwrap();
+            if i % 97 == 0 || i == 5999 {
+                filter.validate(NO_LIMIT).unwrap();
+                let loaded =
+                    CompactFilter::load(&mut saved(&filter), ENCODING_VERSION, NO_LIMIT).unwrap();
+                assert_eq!(loaded, filter);
+                assert_eq!(rechunked(&filter), filter);
+            }
+        }
+        assert!(filter.each_chunk().count() > 3, "many chunks in tests");
+        assert!((0..6000).all(|i| filter.contains(&id(2, i))));
+    }
+}
+
+#[test]
+fn a_filter_between_chunks_saves_loads_and_completes() {
+    let filter = grown(0.01, true, 5000);
+    let chunks: Vec<_> = filter.each_chunk().collect();
+    let mut arriving = CompactFilter::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+    for (k, (iter, bytes)) in chunks.iter().enumerate() {
+        assert!(!arriving.is_loaded());
+        assert!(
+            !arriving.contains(&id(1, 0)),
+            "nothing reads present while arriving"
+        );
+        assert_eq!(arriving.add(b"x", NO_LIMIT), Err(AddError::CannotGrow));
+        assert_eq!(arriving.delete(b"x"), Err(DeleteError::Loading));
+        // Its RDB, its dump and its AOF rewrite give the same state.
+        let loaded =
+            CompactFilter::load(&mut saved(&arriving), ENCODING_VERSION, NO_LIMIT).unwrap();
+        assert_eq!(loaded, arriving);
+        assert_eq!(rechunked(&arriving), arriving);
+        // A chunk that does not continue the received segments is refused, changing nothing.
+        if let Some((other, other_bytes)) = chunks.get(k + 1) {
+            let before = arriving.clone();
+            assert_eq!(
+                arriving.load_chunk(*other, other_bytes, NO_LIMIT),
+                Err(ChunkError::NoLink)
+            );
+            assert_eq!(arriving, before);
+        }
+        arriving.load_chunk(*iter, bytes, NO_LIMIT).unwrap();
+    }
+    assert_eq!(arriving, filter);
+}
+
+/// Every field of a genuine header changed (each byte, three ways) and every byte of its
+/// chunks flipped: refused, or a value the validator accepts whose items behave.
+#[test]
+fn edited_headers_and_chunks_load_valid_or_are_refused() {
+    let filter = grown(0.01, true, 3000);
+    let header = filter.encode_header();
+    let chunks: Vec<_> = filter.each_chunk().collect();
+    let mut accepted = 0;
+    for at in 8..header.len() {
+        for edit in [1u8, 0x80, 0xff] {
+            let mut crafted = header.clone();
+            crafted[at] ^= edit;
+            let Ok(mut value) = CompactFilter::from_header(&crafted, NO_LIMIT) else {
+                continue;
+            };
+            let mut whole = true;
+            for (iter, bytes) in &chunks {
+                whole &= value.load_chunk(*iter, bytes, NO_LIMIT).is_ok();
+            }
+            if whole && value.is_loaded() {
+                accepted += 1;
+                value.validate(NO_LIMIT).unwrap();
+                for i in 0..200 {
+                    value.add(&id(9, i), NO_LIMIT).unwrap();
+                }
+                assert!((0..200).all(|i| value.contains(&id(9, i))));
+                value.validate(NO_LIMIT).unwrap();
+            }
+        }
+    }
+    // Only fields the segments do not determine can change: the items (down), the error
+    // rate's low bits, the secret.
+    assert!(accepted > 0);
+    let mut rng = Rng::new(0x4e4);
+    for _ in 0..300 {
+        let mut value = CompactFilter::from_header(&header, NO_LIMIT).unwrap();
+        let k = rng.below(chunks.len() as u64) as usize;
+        for (j, (iter, bytes)) in chunks.iter().enumerate() {
+            let mut bytes = bytes.to_vec();
+            if j == k {
+                let at = rng.below(bytes.len() as u64) as usize;
+                bytes[at] ^= 1 << rng.below(8);
+            }
+            let before = value.clone();
+            if value.load_chunk(*iter, &bytes, NO_LIMIT).is_err() {
+                assert_eq!(value, before, "a refused chunk changes nothing");
+                break;
+            }
+        }
+        if value.is_loaded() {
+            value.validate(NO_LIMIT).unwrap();
+        }
+    }
+}
+
+#[test]
+fn misstated_split_positions_and_counts_are_refused() {
+    let filter = grown(0.01, true, 4000);
+    let header = filter.encode_header();
+    let chunks: Vec<_> = filter.each_chunk().collect();
+    let put = |at: usize, value: &[u8]| {
+        let mut h = header.clone();
+        h[at..at + value.len()].copy_from_slice(value);
+        h
+    };
+    let f = filter.segments().unwrap().fields();
+    let load = |h: &[u8]| -> Result<CompactFilter, String> {
+        let mut value = CompactFilter::from_header(h, NO_LIMIT).map_err(|e| format!("{e:?}"))?;
+        for (iter, bytes) in &chunks {
+            value
+                .load_chunk(*iter, bytes, NO_LIMIT)
+                .map_err(|e| format!("{e:?}"))?;
+        }
+        // A header that promises more segments than come leaves a value still arriving.
+        value
+            .is_loaded()
+            .then_some(value)
+            .ok_or("incomplete".to_string())
+    };
+    assert!(load(&header).is_ok());
+    for pointer in [f.pointer + 1, f.pointer.wrapping_sub(1)] {
+        assert!(
+            load(&put(32, &pointer.to_le_bytes())).is_err(),
+            "pointer {pointer}"
+        );
+    }
+    assert!(load(&put(28, &(f.level + 1).to_le_bytes())).is_err());
+    assert!(load(&put(40, &(f.items * 3).to_le_bytes())).is_err());
+    assert!(
+        load(&put(20, &0u32.to_le_bytes())).is_err(),
+        "counts without deletes"
+    );
+    assert!(load(&put(8, &(SEGMENTS_HEADER + 1).to_le_bytes())).is_err());
+    // A header whose directory alone passes the limit is refused before anything arrives.
+    assert_eq!(
+        Arrival::from_header(&put(28, &39u32.to_le_bytes()), 1 << 30).err(),
+        Some(crate::bloom::HeaderError::TooLarge)
+    );
+}
+
+/// An older value (a doubling table: complete, mid-doubling, with counters) of encodings 1
+/// to 3, through RDB and through its chunks, becomes segments holding every item, counts
+/// included, and keeps working.
+#[test]
+fn older_encodings_convert_with_every_item() {
+    for deletable in [false, true] {
+        let mut old = Compact::new(1, 0.01, deletable, NO_LIMIT).unwrap();
+        let mut held: Vec<(u64, u64)> = Vec::new();
+        let mut mid_doubling = 0;
+        for i in 0..20_000u64 {
+            let times = if deletable { 1 + i % 3 } else { 1 };
+            for _ in 0..times {
+                old.add(&id(3, i), NO_LIMIT).unwrap();
+            }
+            held.push((i, times));
+            let mid = old.doubling.is_some() && mid_doubling < 6 && i % 5 == 0;
+            if i % 1999 != 0 && !mid {
+                continue;
+            }
+            mid_doubling += u64::from(old.doubling.is_some());
+            let encodings: &[i32] = match old.doubling {
+                Some(_) => &[3],
+                None => &[2, 3],
+            };
+            for &encver in encodings {
+                let mut rdb = MemoryRdb::new();
+                old.save_as(&mut rdb, encver);
+                let converted = CompactFilter::load(&mut rdb, encver, NO_LIMIT).unwrap();
+                let mut chunked =
+                    CompactFilter::from_header(&old.encode_header(), NO_LIMIT).unwrap();
+                for (iter, bytes) in old.chunks() {
+                    chunked.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+                }
+                assert_eq!(chunked, converted);
+                let f = converted.segments().expect("converted whole");
+                assert_eq!(f.fields().secret, 0, "older filters are unkeyed");
+                assert_eq!(converted.len(), old.len());
+                assert!(held.iter().all(|&(i, _)| converted.contains(&id(3, i))));
+                converted.validate(NO_LIMIT).unwrap();
+                // Round trips in encoding 4, then takes adds and deletes.
+                let mut again =
+                    CompactFilter::load(&mut saved(&converted), ENCODING_VERSION, NO_LIMIT)
+                        .unwrap();
+                assert_eq!(again, converted);
+                for j in 0..3000 {
+                    again.add(&id(4, j), NO_LIMIT).unwrap();
+                }
+                assert!(held.iter().all(|&(i, _)| again.contains(&id(3, i))));
+                assert!((0..3000).all(|j| again.contains(&id(4, j))));
+                if deletable {
+                    for &(i, times) in held.iter().take(300) {
+                        for _ in 0..times {
+                            assert_eq!(again.delete(&id(3, i)), Ok(true));
+                        }
+                    }
+                    assert!(held
+                        .iter()
+                        .skip(300)
+                        .all(|&(i, _)| again.contains(&id(3, i))));
+                }
+                again.validate(NO_LIMIT).unwrap();
+            }
+        }
+        assert!(mid_doubling > 0, "some conversions were mid-doubling");
+    }
+}
+
+/// The older filter the first wave stored (encoding 1, a repeated entry per add) converts.
+#[test]
+fn encoding_1_converts() {
+    let mut old = Compact::new(1, 0.001, true, NO_LIMIT).unwrap();
+    for i in 0..500 {
+        old.add(&id(5, i), NO_LIMIT).unwrap();
+    }
+    let mut rdb = MemoryRdb::new();
+    old.save_as(&mut rdb, 1);
+    let converted = CompactFilter::load(&mut rdb, 1, NO_LIMIT).unwrap();
+    assert!((0..500).all(|i| converted.contains(&id(5, i))));
+    assert_eq!(converted.len(), 500);
+}
+
+#[test]
+fn unknown_forms_and_versions_are_refused() {
+    let filter = grown(0.01, false, 100);
+    let mut rdb = MemoryRdb::new();
+    rdb.write_unsigned(7);
+    filter.segments().unwrap().save(&mut rdb);
+    assert_eq!(
+        CompactFilter::load(&mut rdb, ENCODING_VERSION, NO_LIMIT),
+        Err(LoadError::Invalid("form"))
+    );
+    assert_eq!(
+        CompactFilter::load(&mut saved(&filter), ENCODING_VERSION + 1, NO_LIMIT),
+        Err(LoadError::UnknownVersion(ENCODING_VERSION + 1))
+    );
+}
