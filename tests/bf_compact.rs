@@ -55,11 +55,12 @@ fn replies_as_clients_parse_them() {
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(0));
     assert_eq!(call!(c, "BF.MEXISTS", "k", "a", "zz"), ints(&[1, 0]));
     assert_eq!(call!(c, "BF.CARD", "k"), Int(3));
-    // RedisBloom's five fields: the current table's capacity, one table, doubling.
+    // RedisBloom's five fields: the items before the next split (one segment of 512 at
+    // first, whatever the hint), one filter, expansion 2.
     let fields = info(&mut c, "k");
     let names: Vec<&str> = fields.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, BF_INFO_FIELDS);
-    assert_eq!(fields[0].1, Int(57));
+    assert_eq!(fields[0].1, Int(512));
     assert_eq!(fields[2].1, Int(1));
     assert_eq!(fields[3].1, Int(3));
     assert_eq!(fields[4].1, Int(2));
@@ -457,12 +458,13 @@ fn voids_value(
     (header, table)
 }
 
-/// F1: a value the loader accepts (2048 slots, slots 0..1842 each a void entry: the table's
-/// maximum) would double into a table as full. The add is refused with nothing changed,
-/// and the value saves, reloads and replicates. (Before: the add doubled it to `entries:3687
-/// capacity:3686`, and DEBUG RELOAD lost the key.)
+/// F1 against the new growth: an older value the loader accepts (2048 slots, slots 0..1842
+/// each a void entry: the table's maximum, which would have doubled into a table as full)
+/// converts to segments when its last chunk arrives, takes adds, and saves, reloads and
+/// restores. (Before the segments: the add doubled it to `entries:3687 capacity:3686`, and
+/// DEBUG RELOAD lost the key.)
 #[test]
-fn a_value_full_of_voids_refuses_the_add_and_stays_loadable() {
+fn an_older_value_full_of_voids_converts_and_takes_adds() {
     let s = Server::start();
     let mut c = s.client();
     // Error 0.01 at generation 5: 11-bit fields.
@@ -472,20 +474,20 @@ fn a_value_full_of_voids_refuses_the_add_and_stays_loadable() {
     assert_eq!(call!(c, "BF.LOADCHUNK", "k", iter, table.as_slice()), ok());
     let debug = call!(c, "BF.DEBUG", "k").array();
     assert!(
-        debug[1].text().contains("entries:1843 capacity:1843"),
+        debug[1].text().starts_with("compact items:1843 entries:1843 "),
         "{debug:?}"
     );
+    assert!(debug[2].text().starts_with("segments:"), "{debug:?}");
+    let items = ids("v", 0..2000);
+    add_all(&mut c, "k", &items);
+    assert_eq!(present(&mut c, "k", &items), 2000);
     let digest = digests(&mut c, &["k"]);
-    assert_eq!(
-        call!(c, "BF.ADD", "k", "x"),
-        err("ERR problem inserting into filter")
-    );
-    assert_eq!(digests(&mut c, &["k"]), digest);
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(digests(&mut c, &["k"]), digest);
     let dump = call!(c, "DUMP", "k").bytes();
     assert_eq!(call!(c, "RESTORE", "r", "0", dump.as_slice()), ok());
-    assert_eq!(call!(c, "BF.EXISTS", "k", "anything"), Int(1));
+    assert_eq!(digests(&mut c, &["r"]), digest);
+    assert_eq!(present(&mut c, "r", &items), 2000);
 }
 
 /// F3: between LOADCHUNK calls a compact filter reads nothing. A header for 2^26 slots
@@ -510,21 +512,26 @@ fn a_half_loaded_filter_answers_at_once() {
     );
 }
 
-/// BF.DEBUG's doubling line as (old quotients moved, old slots), when one is in progress.
-fn doubling(c: &mut Client, key: &str) -> Option<(u64, u64)> {
+/// BF.DEBUG's segment line as (segments, split pointer).
+fn split(c: &mut Client, key: &str) -> (u64, u64) {
     let debug = call!(c, "BF.DEBUG", key).array();
     let line = debug
         .iter()
         .map(Reply::text)
-        .find(|l| l.starts_with("doubling"))?;
-    let rest = line.strip_prefix("doubling moved:")?;
-    let (moved, slots) = rest.split_once(" of:")?;
-    Some((moved.parse().ok()?, slots.parse().ok()?))
+        .find(|l| l.starts_with("segments:"))
+        .unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("segments:"), field("split:"))
 }
 
-/// Adds items `key:i` by BF.MADD of 10 until a doubling of a table of at least `slots`
-/// slots is in progress; returns the items added.
-fn grow_until_doubling(c: &mut Client, key: &str, slots: u64) -> Vec<String> {
+/// Adds items `key:i` by BF.MADD of 10 until the filter has at least `segments` segments
+/// with its split pointer in the middle of a level; returns the items added.
+fn grow_until_split(c: &mut Client, key: &str, segments: u64) -> Vec<String> {
     let mut items = Vec::new();
     for batch in 0u64.. {
         let more = ids(key, batch * 10..batch * 10 + 10);
@@ -533,20 +540,23 @@ fn grow_until_doubling(c: &mut Client, key: &str, slots: u64) -> Vec<String> {
         c.send(&args);
         let _ = c.read().array();
         items.extend(more);
-        if doubling(c, key).is_some_and(|(moved, of)| of >= slots && moved < of / 2) {
+        let (count, pointer) = split(c, key);
+        let level = 1u64 << (63 - count.leading_zeros());
+        if count >= segments && pointer > 0 && pointer < level / 2 {
             return items;
         }
-        assert!(batch < 100_000, "{key}: no doubling seen");
+        assert!(batch < 100_000, "{key}: no split seen");
     }
     items
 }
 
-/// Issue 26: a filter caught in the middle of a doubling (BF.DEBUG says how far) survives
-/// COPY, DUMP/RESTORE, SCANDUMP/LOADCHUNK, DEBUG RELOAD, an AOF rewrite and a restart, and
-/// a replica, byte for byte; the doubling advances only with writes (lookups and time leave
-/// it), and every copy given the same writes reaches the same digest. No item reads absent.
+/// Issue 26 against the new growth: a filter caught with its split pointer in the middle of
+/// a level (BF.DEBUG says where) survives COPY, DUMP/RESTORE, SCANDUMP/LOADCHUNK, DEBUG
+/// RELOAD, an AOF rewrite and a restart, and a replica, byte for byte; it splits only with
+/// writes (lookups and time leave it), and every copy given the same writes reaches the same
+/// digest. No item reads absent.
 #[test]
-fn a_filter_in_the_middle_of_a_doubling_is_kept_exactly() {
+fn a_filter_in_the_middle_of_a_level_is_kept_exactly() {
     let mut s = Server::build(
         &[],
         &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
@@ -560,18 +570,15 @@ fn a_filter_in_the_middle_of_a_doubling_is_kept_exactly() {
         ok()
     );
     assert_eq!(call!(c, "BF.RESERVE", "p", "0.001", "1", "COMPACT"), ok());
-    let mut held = grow_until_doubling(&mut c, "k", 4096);
-    let plain = grow_until_doubling(&mut c, "p", 4096);
-    let at = doubling(&mut c, "k");
+    let mut held = grow_until_split(&mut c, "k", 8);
+    let plain = grow_until_split(&mut c, "p", 8);
+    let at = split(&mut c, "k");
     let (k, p) = (digest(&mut c, "k"), digest(&mut c, "p"));
     // Lookups and time do not move it.
     assert_eq!(present(&mut c, "k", &held), held.len() as i64);
     assert_eq!(present(&mut c, "p", &plain), plain.len() as i64);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert_eq!(
-        (doubling(&mut c, "k"), digest(&mut c, "k")),
-        (at, k.clone())
-    );
+    assert_eq!((split(&mut c, "k"), digest(&mut c, "k")), (at, k.clone()));
 
     assert_eq!(call!(c, "COPY", "k", "copy"), Int(1));
     let dump = call!(c, "DUMP", "k").bytes();
@@ -580,7 +587,7 @@ fn a_filter_in_the_middle_of_a_doubling_is_kept_exactly() {
     load_chunks(&mut c, "BF.LOADCHUNK", "loaded", &chunks);
     for key in ["copy", "restored", "loaded"] {
         assert_eq!(digest(&mut c, key), k, "{key}");
-        assert_eq!(doubling(&mut c, key), at, "{key}");
+        assert_eq!(split(&mut c, key), at, "{key}");
     }
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(
@@ -597,15 +604,15 @@ fn a_filter_in_the_middle_of_a_doubling_is_kept_exactly() {
     wait_replica_synced(&mut c, &mut r);
     assert_eq!((digest(&mut r, "k"), digest(&mut r, "p")), (k, p));
 
-    // The same writes on every copy: the same bytes, the doubling a few steps on.
+    // The same writes on every copy: the same bytes, the split pointer moved on.
     let keys = ["k", "copy", "restored", "loaded"];
     for round in 0..5u64 {
-        let more = ids("more", round * 10..round * 10 + 10);
+        let more = ids("more", round * 200..round * 200 + 200);
         for key in keys {
             let mut args = vec!["BF.MADD".to_string(), key.to_string()];
             args.extend(more.iter().cloned());
             c.send(&args);
-            assert_eq!(c.read().array().len(), 10);
+            assert_eq!(c.read().array().len(), 200);
             assert_eq!(
                 call!(c, "BF.DEL", key, held[round as usize].as_str()),
                 Int(1)
@@ -615,15 +622,15 @@ fn a_filter_in_the_middle_of_a_doubling_is_kept_exactly() {
     }
     held.drain(..5);
     let k = digest(&mut c, "k");
-    assert_ne!(doubling(&mut c, "k"), at, "writes moved it");
+    assert_ne!(split(&mut c, "k"), at, "writes moved it");
     for key in keys {
         assert_eq!(digest(&mut c, key), k, "{key}");
         assert_eq!(present(&mut c, key, &held), held.len() as i64, "{key}");
     }
     wait_replica_synced(&mut c, &mut r);
     assert_eq!(digest(&mut r, "k"), k);
-    // Writes until it ends: the old table goes, nothing reads absent.
-    let rest = grow_until_doubling(&mut c, "k", 8192);
+    // Writes until the next level is under way: nothing reads absent.
+    let rest = grow_until_split(&mut c, "k", 2 * at.0);
     assert_eq!(present(&mut c, "k", &rest), rest.len() as i64);
     assert_eq!(present(&mut c, "k", &held), held.len() as i64);
     let k = digest(&mut c, "k");
@@ -636,12 +643,12 @@ fn a_filter_in_the_middle_of_a_doubling_is_kept_exactly() {
     assert_eq!(present(&mut c, "k", &held), held.len() as i64);
 }
 
-/// Issue 35, finding 1: a genuine SCANDUMP of a filter in the middle of a doubling, with only
-/// its cursor set back to the start, is refused by LOADCHUNK (before: accepted, and two or
-/// three writes later items read absent, deletes of held items answered 0, the key's DUMP
-/// no longer restored). Unchanged, the same chunks load.
+/// Issue 35, finding 1 against the new growth: a genuine SCANDUMP with only its split
+/// pointer or level changed never becomes a filter (LOADCHUNK refuses a chunk, or the value
+/// stays arriving: every item absent, writes refused); nor do more items than the entries
+/// count. Unchanged, the same chunks load.
 #[test]
-fn a_doubling_whose_cursor_was_set_back_is_refused() {
+fn a_misstated_split_position_is_refused() {
     let s = Server::start();
     let mut c = s.client();
     for (key, counting) in [("k", true), ("p", false)] {
@@ -650,31 +657,87 @@ fn a_doubling_whose_cursor_was_set_back_is_refused() {
             reserve.push("COUNTING");
         }
         assert_eq!(c.call(&reserve), ok());
-        grow_until_doubling(&mut c, key, 4096);
+        let held = grow_until_split(&mut c, key, 8);
         let chunks = scandump(&mut c, "BF.SCANDUMP", key);
         let copy = format!("{key}-copy");
         load_chunks(&mut c, "BF.LOADCHUNK", &copy, &chunks);
         let digest = |c: &mut Client, key: &str| call!(c, "DEBUG", "DIGEST-VALUE", key);
         assert_eq!(digest(&mut c, &copy), digest(&mut c, key));
 
-        let mut edited = chunks.clone();
-        let header = &mut edited[0].1;
-        assert_eq!((&header[..8], header.len()), (&b"bloomrsP"[..], 68));
-        header[52..60].copy_from_slice(&0u64.to_le_bytes());
-        let bad = format!("{key}-rewound");
-        let replies: Vec<Reply> = edited
-            .iter()
-            .map(|(iter, bytes)| {
-                c.call(&[
-                    b"BF.LOADCHUNK".as_slice(),
-                    bad.as_bytes(),
-                    iter.to_string().as_bytes(),
-                    bytes,
-                ])
-            })
-            .collect();
-        let (last, before) = replies.split_last().unwrap();
-        assert!(before.iter().all(|r| *r == ok()), "{key}: {before:?}");
-        assert_eq!(*last, err("ERR received bad data"), "{key}");
+        let (segments, pointer) = split(&mut c, key);
+        let level = 63 - segments.leading_zeros();
+        let edits: [(usize, Vec<u8>); 4] = [
+            (32, (pointer + 1).to_le_bytes().to_vec()),
+            (32, (pointer - 1).to_le_bytes().to_vec()),
+            (28, (level + 1).to_le_bytes().to_vec()),
+            (40, (held.len() as u64 * 4).to_le_bytes().to_vec()),
+        ];
+        for (n, (at, value)) in edits.iter().enumerate() {
+            let mut edited = chunks.clone();
+            let header = &mut edited[0].1;
+            assert_eq!((&header[..8], header.len()), (&b"bloomrsP"[..], 56));
+            header[*at..*at + value.len()].copy_from_slice(value);
+            let bad = format!("{key}-edited-{n}");
+            let replies: Vec<Reply> = edited
+                .iter()
+                .map(|(iter, bytes)| {
+                    c.call(&[
+                        b"BF.LOADCHUNK".as_slice(),
+                        bad.as_bytes(),
+                        iter.to_string().as_bytes(),
+                        bytes,
+                    ])
+                })
+                .collect();
+            let refused = replies.iter().any(|r| *r != ok());
+            if !refused {
+                // Still arriving: nothing reads present, writes are refused.
+                assert_eq!(present(&mut c, &bad, &held[..100]), 0, "{key} {n}");
+                assert_eq!(
+                    call!(c, "BF.ADD", bad.as_str(), "x"),
+                    err("ERR problem inserting into filter"),
+                    "{key} {n}"
+                );
+            } else {
+                assert!(
+                    replies.contains(&err("ERR received bad data"))
+                        || replies.contains(&err("ERR invalid offset - no link found"))
+                        || replies.contains(&err("ERR invalid chunk - Too big for current filter")),
+                    "{key} {n}: {replies:?}"
+                );
+            }
+        }
     }
+}
+
+/// Issue 35, finding 3 against the new growth: the placement is keyed by a secret drawn on
+/// the primary, different for every filter, carried in the value and in what the creation
+/// propagates (a replica's and a reload's are the same).
+#[test]
+fn every_filter_has_its_own_secret_and_replicas_share_it() {
+    let s = Server::start();
+    let replica = Server::replica_of(&s, module_path(), &[]);
+    let (mut c, mut r) = (s.client(), replica.client());
+    wait_replica_linked(&mut r);
+    let secret = |c: &mut Client, key: &str| -> Vec<u8> {
+        let header = call!(c, "BF.SCANDUMP", key, "0").array()[1].bytes();
+        header[48..56].to_vec()
+    };
+    assert_eq!(call!(c, "BF.RESERVE", "a", "0.01", "100", "COMPACT"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "b", "0.01", "100", "COMPACT"), ok());
+    assert_eq!(call!(c, "BF.INSERT", "i", "COMPACT", "ITEMS", "x"), ints(&[1]));
+    let secrets: Vec<Vec<u8>> = ["a", "b", "i"].iter().map(|k| secret(&mut c, k)).collect();
+    assert!(secrets.iter().all(|s| s.as_slice() != [0u8; 8]), "{secrets:?}");
+    assert_ne!(secrets[0], secrets[1]);
+    wait_replica_synced(&mut c, &mut r);
+    for (key, secret_of) in ["a", "b", "i"].iter().zip(&secrets) {
+        assert_eq!(&secret(&mut r, key), secret_of, "{key}");
+        assert_eq!(
+            call!(r, "DUMP", *key).bytes(),
+            call!(c, "DUMP", *key).bytes(),
+            "{key}"
+        );
+    }
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(secret(&mut c, "a"), secrets[0]);
 }
