@@ -474,7 +474,9 @@ fn an_older_value_full_of_voids_converts_and_takes_adds() {
     assert_eq!(call!(c, "BF.LOADCHUNK", "k", iter, table.as_slice()), ok());
     let debug = call!(c, "BF.DEBUG", "k").array();
     assert!(
-        debug[1].text().starts_with("compact items:1843 entries:1843 "),
+        debug[1]
+            .text()
+            .starts_with("compact items:1843 entries:1843 "),
         "{debug:?}"
     );
     assert!(debug[2].text().starts_with("segments:"), "{debug:?}");
@@ -725,9 +727,15 @@ fn every_filter_has_its_own_secret_and_replicas_share_it() {
     };
     assert_eq!(call!(c, "BF.RESERVE", "a", "0.01", "100", "COMPACT"), ok());
     assert_eq!(call!(c, "BF.RESERVE", "b", "0.01", "100", "COMPACT"), ok());
-    assert_eq!(call!(c, "BF.INSERT", "i", "COMPACT", "ITEMS", "x"), ints(&[1]));
+    assert_eq!(
+        call!(c, "BF.INSERT", "i", "COMPACT", "ITEMS", "x"),
+        ints(&[1])
+    );
     let secrets: Vec<Vec<u8>> = ["a", "b", "i"].iter().map(|k| secret(&mut c, k)).collect();
-    assert!(secrets.iter().all(|s| s.as_slice() != [0u8; 8]), "{secrets:?}");
+    assert!(
+        secrets.iter().all(|s| s.as_slice() != [0u8; 8]),
+        "{secrets:?}"
+    );
     assert_ne!(secrets[0], secrets[1]);
     wait_replica_synced(&mut c, &mut r);
     for (key, secret_of) in ["a", "b", "i"].iter().zip(&secrets) {

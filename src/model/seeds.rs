@@ -1,5 +1,5 @@
-//! Seed corpora for the fuzz targets (issue 35): values of every kind but compact and static
-//! that commands built, grown past their first link or sub-filter, framed as each target reads
+//! Seed corpora for the fuzz targets (issue 35): values of every kind but static that
+//! commands built, grown past their first link or sub-filter, framed as each target reads
 //! a LOADCHUNK header and its chunks; and the same with one byte of the header changed (each
 //! position, XOR 0x01 and XOR 0x80), so the fuzzers start from crafted values next to genuine
 //! ones, in the loaders' targets and in the model check's. `scripts/fuzz.sh` writes them with
@@ -8,7 +8,10 @@
 use std::path::Path;
 
 use super::tests::{grown, params};
-use super::{BlockedKind, Codec, Counting, Cuckoo, Plain, SparseKind, WindowedKind};
+use super::{
+    BlockedKind, Codec, CompactCounting, CompactPlain, Counting, Cuckoo, Plain, SparseKind,
+    WindowedKind,
+};
 
 /// The operations after a model target's value: every byte value, then a mix of adds,
 /// deletes, lookups, saves and ticks.
@@ -113,5 +116,17 @@ fn write_fuzz_seeds() {
         "cuckoo_chunks",
         &[],
         "model_cuckoo",
+    );
+    // Compact filters split to several segments, the split pointer inside a level.
+    let compact: CompactPlain = grown(&p, 2500);
+    write(dir, "compact", &compact.0, "compact", &[1], "model_compact");
+    let counted: CompactCounting = grown(&p, 2500);
+    write(
+        dir,
+        "compact_counting",
+        &counted.0,
+        "compact",
+        &[1],
+        "model_compact_counting",
     );
 }
