@@ -393,15 +393,15 @@ fn a_million_adds_of_one_item_cost_one_entry() {
     assert_eq!(call!(c, "BF.CARD", "k"), Int(1_000_000 - 1000 + 1000));
 }
 
-/// F5: an error rate a compact filter cannot hold up to its largest table is refused when
+/// F5: an error rate a compact filter cannot hold up to its largest size is refused when
 /// the filter is created, with an error that names the limit.
 #[test]
 fn an_error_rate_tighter_than_the_slots_hold_is_refused() {
     let s = Server::start();
     let mut c = s.client();
-    let refusal = err("ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table");
+    let refusal = err("ERR COMPACT filters take error rates from 1e-12: a tighter one outgrows its fingerprints before the largest filter");
     assert_eq!(
-        call!(c, "BF.RESERVE", "k", "1e-15", "1", "COMPACT"),
+        call!(c, "BF.RESERVE", "k", "9.9e-13", "1", "COMPACT"),
         refusal
     );
     assert_eq!(
@@ -417,7 +417,7 @@ fn an_error_rate_tighter_than_the_slots_hold_is_refused() {
         ),
         refusal
     );
-    assert_eq!(call!(c, "BF.RESERVE", "k", "1.6e-14", "1", "COMPACT"), ok());
+    assert_eq!(call!(c, "BF.RESERVE", "k", "1e-12", "1", "COMPACT"), ok());
 }
 
 /// A compact LOADCHUNK header (version 1) and the table of `log2` slots whose slots

@@ -56,10 +56,13 @@ use table::{Fingerprint, Table};
 /// The smallest and largest tables (log2 of the slot count).
 pub const MIN_LOG2_SLOTS: u32 = 6;
 pub const MAX_LOG2_SLOTS: u32 = 40;
-/// The tightest error rate taken: its fingerprints still fit a slot (`MAX_WIDTH`) in every
-/// generation up to the largest table (F5: a tighter one ran out of slot bits millions of
-/// items in, where nobody had been told of a limit).
-pub const MIN_ERROR: f64 = 1.6e-14;
+/// The tightest error rate a compact filter is created with: its newest entries' fingerprints
+/// still fit a segment's longest (`segments::MAX_LEN`) in every generation up to the largest
+/// directory (F5: a tighter one would stop growing millions of items in, where nobody had
+/// been told of a limit).
+pub const MIN_ERROR: f64 = 1e-12;
+/// The tightest error rate of the doubling table (values of older encodings).
+pub const DOUBLING_MIN_ERROR: f64 = 1.6e-14;
 /// Field bits a slot may hold (a slot of `2 + width` bits is read in one 8-byte window).
 pub const MAX_WIDTH: u32 = 55;
 /// The table doubles before an add would take it past this load (tenths of its slots).
@@ -204,7 +207,7 @@ impl Compact {
         deletable: bool,
         budget: impl Budget,
     ) -> Result<Compact, CreateError> {
-        if !(MIN_ERROR..1.0).contains(&error) {
+        if !(DOUBLING_MIN_ERROR..1.0).contains(&error) {
             return Err(CreateError::Invalid);
         }
         let width = width_for(error, 0).ok_or(CreateError::Invalid)?;

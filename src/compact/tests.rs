@@ -695,10 +695,10 @@ fn encoding_1_values_load_converted() {
 fn the_error_rate_is_honoured_up_to_the_largest_table() {
     let up_to_largest =
         |e: f64| (0..=MAX_LOG2_SLOTS - MIN_LOG2_SLOTS).all(|g| width_for(e, g).is_some());
-    assert!(up_to_largest(MIN_ERROR));
-    assert!(!up_to_largest(MIN_ERROR * 0.999));
-    assert!(Compact::new(1, MIN_ERROR, true, NO_LIMIT).is_ok());
-    for error in [MIN_ERROR * 0.999, 1e-15] {
+    assert!(up_to_largest(DOUBLING_MIN_ERROR));
+    assert!(!up_to_largest(DOUBLING_MIN_ERROR * 0.999));
+    assert!(Compact::new(1, DOUBLING_MIN_ERROR, true, NO_LIMIT).is_ok());
+    for error in [DOUBLING_MIN_ERROR * 0.999, 1e-15] {
         assert_eq!(
             Compact::new(1, error, false, NO_LIMIT),
             Err(CreateError::Invalid)

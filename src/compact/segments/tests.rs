@@ -303,3 +303,12 @@ fn a_crowded_segment_stops_at_its_bound() {
     assert_eq!(filter.directory.get(0).unwrap().len(), MAX_SEGMENT_ENTRIES);
     check_consistent(&filter);
 }
+
+/// F5 for segments: at the smallest error rate a filter is created with, every generation's
+/// fingerprints fit up to the largest directory; a little tighter, one does not.
+#[test]
+fn the_smallest_error_rate_holds_up_to_the_largest_directory() {
+    let up_to_largest = |e: f64| (0..MAX_LEVEL).all(|g| total_bits(e, 0, g).is_some());
+    assert!(up_to_largest(crate::compact::MIN_ERROR));
+    assert!(!up_to_largest(crate::compact::MIN_ERROR / 2.0));
+}

@@ -236,7 +236,7 @@ pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be comb
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
 pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
 pub const COMPACT_ERROR_RATE: &CStr =
-    c"ERR COMPACT filters take error rates from 1.6e-14: a tighter one outgrows its slots before the largest table";
+    c"ERR COMPACT filters take error rates from 1e-12: a tighter one outgrows its fingerprints before the largest filter";
 // Static sets (deviation D21): our own wording.
 pub const STATIC_WITH_LAYOUT: &CStr =
     c"ERR STATIC cannot be combined with WINDOW, COUNTING, COMPACT or BLOCKED";
