@@ -17,16 +17,11 @@ Usage: compact_builds.py --before PATH [--bloomrs PATH] [--sizes N,N] [--rounds 
 
 import statistics
 
+from compact import ident
 from machine import describe, write_result
 from server import RedisServer, module_parser
 
-MIX = 0x9E3779B97F4A7C15
-MASK64 = 2**64 - 1
 CALLS = 20_000
-
-
-def ident(space, index):
-    return f"{(((space << 40) | index) * MIX) & MASK64:016x}"
 
 
 def per_call(client, command, run):
