@@ -24,7 +24,7 @@ pub enum CompactFilter {
     /// the last one.
     Arriving(Arrival),
     /// An older encoding's chunks arriving (its table not complete yet): as above.
-    Older(Compact),
+    Older(Box<Compact>),
 }
 
 impl CompactFilter {
@@ -109,13 +109,16 @@ impl CompactFilter {
         }
     }
 
-    /// Bytes the value's allocations take (BF.INFO Size, MEMORY USAGE).
+    /// Bytes the value's allocations take (BF.INFO Size, MEMORY USAGE): this value's own
+    /// (the segment filter's counted in its place), and what it holds.
     pub fn bytes(&self) -> u64 {
-        match self {
-            CompactFilter::Segments(f) => f.bytes(),
-            CompactFilter::Arriving(a) => a.filter().bytes(),
+        let own = segments::size_class(std::mem::size_of::<CompactFilter>() as u64);
+        let held = match self {
+            CompactFilter::Segments(f) => f.bytes() - segments::OVERHEAD,
+            CompactFilter::Arriving(a) => a.filter().bytes() - segments::OVERHEAD,
             CompactFilter::Older(c) => c.bytes(),
-        }
+        };
+        own + held
     }
 
     /// Items it takes before its next split (BF.INFO Capacity): a split comes every
@@ -206,7 +209,7 @@ impl CompactFilter {
             Some(SEGMENTS_HEADER) => {
                 Arrival::from_header(bytes, max_bytes).map(CompactFilter::Arriving)
             }
-            _ => Compact::from_header(bytes, max_bytes).map(CompactFilter::Older),
+            _ => Compact::from_header(bytes, max_bytes).map(|c| CompactFilter::Older(Box::new(c))),
         }
     }
 
@@ -275,7 +278,7 @@ impl CompactFilter {
             _ => Compact::load(r, encver, max_bytes)?,
         };
         if !older.is_loaded() {
-            return Ok(CompactFilter::Older(older));
+            return Ok(CompactFilter::Older(Box::new(older)));
         }
         Segmented::from_doubling(&older, max_bytes).map(CompactFilter::Segments)
     }

@@ -285,3 +285,20 @@ fn unknown_forms_and_versions_are_refused() {
         Err(LoadError::UnknownVersion(ENCODING_VERSION + 1))
     );
 }
+
+/// What `bytes` reports (BF.INFO Size, MEMORY USAGE) counts the value's own allocation as it
+/// is: the enum, whichever form it holds.
+#[test]
+fn the_value_itself_is_counted() {
+    let filter = CompactFilter::new(0.01, false, 1, NO_LIMIT).unwrap();
+    let segments = filter.segments().unwrap();
+    let own = super::segments::size_class(std::mem::size_of::<CompactFilter>() as u64);
+    assert_eq!(
+        filter.bytes(),
+        own + segments.bytes() - super::segments::OVERHEAD
+    );
+    assert!(
+        std::mem::size_of::<CompactFilter>() <= 128,
+        "the older form is boxed"
+    );
+}
