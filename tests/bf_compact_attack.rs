@@ -76,11 +76,7 @@ fn items_aimed_with_the_dumped_secret_never_lock_out_ordinary_items() {
     let header = &scandump(&mut c, "BF.SCANDUMP", "k")[0].1;
     let secret = u64::from_le_bytes(header[SECRET_AT].try_into().unwrap());
     assert_ne!(secret, 0);
-    for batch in aimed_items(secret, 12, 4200).chunks(500) {
-        let mut args = vec!["BF.MADD".to_string(), "k".to_string()];
-        args.extend(batch.iter().cloned());
-        c.call(&args);
-    }
+    madd_in_batches(&mut c, "k", &aimed_items(secret, 12, 4200));
     let ordinary: Vec<String> = (0..2000).map(|i| format!("ordinary:{i}")).collect();
     let mut args = vec!["BF.MADD".to_string(), "k".to_string()];
     args.extend(ordinary.iter().cloned());
@@ -113,11 +109,7 @@ fn a_chunk_over_the_byte_limit_is_refused_as_too_big() {
         ok()
     );
     let items: Vec<String> = (0..20_000).map(|i| format!("item:{i}")).collect();
-    for batch in items.chunks(1000) {
-        let mut args = vec!["BF.MADD".to_string(), "src".to_string()];
-        args.extend(batch.iter().cloned());
-        c.call(&args);
-    }
+    madd_in_batches(&mut c, "src", &items);
     let chunks = scandump(&mut c, "BF.SCANDUMP", "src");
     assert_eq!(chunks.len(), 2, "one header and one chunk of segments");
     let limit = call!(c, "BF.INFO", "src", "SIZE").array()[0].int() / 2;
