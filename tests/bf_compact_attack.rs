@@ -141,3 +141,47 @@ fn a_chunk_over_the_byte_limit_is_refused_as_too_big() {
         scandump(&mut c, "BF.SCANDUMP", "src")
     );
 }
+
+/// Finding 3 (low): while a value's segments arrive, `BF.CARD` and `BF.INFO` answer the
+/// header's item count, which nothing checked: a header saying 2^63 or more items made
+/// `BF.CARD` answer a negative number (-1 for 2^64 - 1). A header whose items its segments
+/// could never count (4,096 entries a segment, each counted at most 2^48 + 1 times in a
+/// deletable filter and once otherwise, and never past 2^63 - 1) is refused.
+#[test]
+fn a_header_counting_more_items_than_its_segments_can_hold_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    for (key, counting) in [("plain", false), ("counting", true)] {
+        let mut args = vec!["BF.RESERVE", key, "0.01", "100", "COMPACT"];
+        if counting {
+            args.push("COUNTING");
+        }
+        assert_eq!(c.call(&args), ok());
+        let header = scandump(&mut c, "BF.SCANDUMP", key)[0].1.clone();
+        let with_items = |items: u64| {
+            let mut h = header.clone();
+            h[40..48].copy_from_slice(&items.to_le_bytes());
+            h
+        };
+        // One segment: 4,096 entries at most, counted once each without COUNTING.
+        let most = if counting {
+            4096 * ((1 << 48) + 1)
+        } else {
+            4096
+        };
+        for items in [most + 1, 1 << 63, u64::MAX] {
+            let reply = c.call(&[
+                b"BF.LOADCHUNK".as_slice(),
+                b"copy",
+                b"1",
+                &with_items(items),
+            ]);
+            assert_eq!(reply, err("ERR received bad data"), "{key} {items}");
+            assert_eq!(call!(c, "EXISTS", "copy"), Int(0));
+        }
+        let reply = c.call(&[b"BF.LOADCHUNK".as_slice(), b"copy", b"1", &with_items(most)]);
+        assert_eq!(reply, ok(), "{key}");
+        assert_eq!(call!(c, "BF.CARD", "copy"), Int(most as i64));
+        assert_eq!(call!(c, "DEL", "copy"), Int(1));
+    }
+}
