@@ -238,7 +238,7 @@ impl Arrival {
 
     /// Takes a LOADCHUNK data chunk that SCANDUMP returned with iterator `iter`: it must
     /// start at the first segment not received and hold whole segments the validator
-    /// accepts (else nothing changes). True once complete: [`Self::into_filter`] then.
+    /// accepts within `max_bytes` (else nothing changes; past the limit it is `TooBig`). True once complete: [`Self::into_filter`] then.
     pub fn load_chunk(
         &mut self,
         iter: i64,
@@ -253,8 +253,11 @@ impl Arrival {
         if end > Some(self.filter.expected_segments()) {
             return Err(ChunkError::TooBig);
         }
-        self.take(segments, max_bytes)
-            .map_err(|_| ChunkError::BadData)
+        // Genuine segments past `bf.max-filter-bytes` are too big, not bad data.
+        self.take(segments, max_bytes).map_err(|e| match e {
+            LoadError::TooLarge => ChunkError::TooBig,
+            _ => ChunkError::BadData,
+        })
     }
 
     /// The chunk a SCANDUMP of the value so far returns at segment `from`.

@@ -5,7 +5,9 @@
 //! new entries get) is derived, never read.
 
 use super::segment::Segment;
-use super::{address_bits_at, total_bits, Segmented, MAX_LEN, MAX_LEVEL};
+use super::{
+    address_bits_at, total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES,
+};
 use crate::compact::segments::directory::Directory;
 use crate::rdb::LoadError;
 
@@ -74,8 +76,19 @@ impl Segmented {
         }
         let fresh_bits = total_bits(error, first_level, level - first_level)
             .ok_or(LoadError::Invalid("error rate"))?;
+        // No more items than the segments could count (what BF.CARD answers while they
+        // arrive, and an integer reply at every size).
+        let segments = (1u64 << level) + pointer;
+        let counts = if fields.deletable { MAX_COUNT } else { 1 };
+        let most = segments
+            .saturating_mul(MAX_SEGMENT_ENTRIES)
+            .saturating_mul(counts)
+            .min(i64::MAX as u64);
+        if fields.items > most {
+            return Err(LoadError::Invalid("item count"));
+        }
         // Each segment takes a directory slot at least: refused before any arrives.
-        let least = ((1u64 << level) + pointer).saturating_mul(16);
+        let least = segments.saturating_mul(16);
         if least.saturating_add(super::OVERHEAD) > max_bytes {
             return Err(LoadError::TooLarge);
         }
