@@ -14,7 +14,7 @@ use crate::compact::CompactFilter as Core;
 const WORK_PER_OPERATION: u64 = 8 * MAX_SEGMENT_ENTRIES;
 
 /// The secret the model's filters place items by (any but zero).
-const SECRET: u64 = 0x5eed_0f_5ec7e7;
+const SECRET: u64 = 0x005e_ed0f_5ec7_e7a1;
 
 /// A compact filter, deletable when `COUNTING`.
 #[derive(Debug, Clone, PartialEq)]
