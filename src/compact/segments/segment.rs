@@ -16,6 +16,11 @@
 
 use super::{size_class, MAX_LEN, MAX_SEGMENT_ENTRIES};
 
+mod bits;
+mod edit;
+
+pub use edit::{add_entry, Edit};
+
 /// An entry: `len` hash bits after the segment's address, and how often it was added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
@@ -53,6 +58,8 @@ fn unpad(value: u64, longest: u32) -> Option<Entry> {
 
 /// Bits of a counter word holding the entry's index.
 const INDEX_BITS: u32 = 16;
+/// The index field of a counter word.
+const INDEX: u64 = (1 << INDEX_BITS) - 1;
 /// The largest count a counter word holds.
 pub const MAX_COUNT: u64 = (1 << (64 - INDEX_BITS)) + 1;
 
@@ -63,8 +70,8 @@ pub struct Segment {
 }
 
 /// Where each part of a segment's words lies, from its header.
-#[derive(Debug, Clone, Copy)]
-struct Shape {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
     entries: u64,
     counters: u64,
     shortest: u32,
@@ -117,56 +124,10 @@ impl Shape {
     }
 }
 
-/// The `width` bits at bit `at` of `words` (zero past their end).
-#[inline]
-fn bits_at(words: &[u64], at: u64, width: u32) -> u64 {
-    if width == 0 {
-        return 0;
-    }
-    let word = (at / 64) as usize;
-    let shift = (at % 64) as u32;
-    let first = words.get(word).copied().unwrap_or(0) >> shift;
-    let second = match shift {
-        0 => 0,
-        s => words.get(word + 1).copied().unwrap_or(0) << (64 - s),
-    };
-    (first | second) & (u64::MAX >> (64 - width))
-}
-
-fn set_bits(words: &mut [u64], at: u64, width: u32, value: u64) {
-    if width == 0 {
-        return;
-    }
-    let word = (at / 64) as usize;
-    let shift = (at % 64) as u32;
-    if let Some(w) = words.get_mut(word) {
-        *w |= value << shift;
-    }
-    if shift != 0 && shift + width > 64 {
-        if let Some(w) = words.get_mut(word + 1) {
-            *w |= value >> (64 - shift);
-        }
-    }
-}
-
-/// The position of the `k`-th set bit of `word` (`k` below its population): whole 16-bit
-/// blocks skipped by their population, then the bits of one cleared.
-#[inline]
-fn select(mut word: u64, mut k: u64) -> u64 {
-    let mut base = 0u64;
-    loop {
-        let block = u64::from((word & 0xffff).count_ones());
-        if k < block || base >= 48 {
-            break;
-        }
-        k -= block;
-        word >>= 16;
-        base += 16;
-    }
-    for _ in 0..k {
-        word &= word.wrapping_sub(1);
-    }
-    base + u64::from(word.trailing_zeros())
+/// The fingerprints of `len` bits: the lowest `len` bits set.
+#[cfg(test)]
+pub fn bits_below(len: u32) -> u64 {
+    bits::mask(len)
 }
 
 /// The `len` bits of `tail` after the address (its top bits).
@@ -196,33 +157,27 @@ impl Segment {
         let longest = entries.iter().map(|e| e.len).max()?;
         let counters = entries.iter().filter(|e| e.count > 1).count() as u64;
         let shape = Shape::of(entries.len() as u64, counters, shortest, longest)?;
-        let mut words = vec![0u64; shape.words];
-        words[0] = shape.header();
+        let mut segment = Segment {
+            words: vec![0u64; shape.words].into_boxed_slice(),
+        };
+        let (header, high, lows, counted) = segment.parts_mut(&shape)?;
+        *header = shape.header();
         let mut previous = None;
-        let mut counter = shape.counters_at;
+        let mut counter = counted.iter_mut();
         for (i, e) in entries.iter().enumerate() {
             let value = padded(e.len, e.fingerprint, longest);
             if previous.is_some_and(|p| p >= value) {
                 return None;
             }
             previous = Some(value);
-            let high = (value >> shape.low) + i as u64;
-            set_bits(&mut words[shape.high_at..], high, 1, 1);
-            let low = value & ((1u64 << shape.low) - 1);
-            set_bits(
-                &mut words[shape.low_at..],
-                i as u64 * u64::from(shape.low),
-                shape.low,
-                low,
-            );
+            bits::put(high, (value >> shape.low) + i as u64, 1, 1);
+            let low = value & bits::mask(shape.low);
+            bits::put(lows, i as u64 * u64::from(shape.low), shape.low, low);
             if e.count > 1 {
-                words[counter] = i as u64 | (e.count - 2) << INDEX_BITS;
-                counter += 1;
+                *counter.next()? = i as u64 | (e.count - 2) << INDEX_BITS;
             }
         }
-        Some(Segment {
-            words: words.into_boxed_slice(),
-        })
+        Some(segment)
     }
 
     /// A segment from stored words, refused unless they are exactly what `encode` writes for
@@ -252,6 +207,30 @@ impl Segment {
         (shape.words == self.words.len() && shape.header() == header).then_some(shape)
     }
 
+    /// The high bits, the low bits and the counters, as `shape` lays them out.
+    fn parts(&self, shape: &Shape) -> Option<(&[u64], &[u64], &[u64])> {
+        let high = self.words.get(shape.high_at..shape.low_at)?;
+        let lows = self.words.get(shape.low_at..shape.counters_at)?;
+        let counters = self.words.get(shape.counters_at..shape.words)?;
+        Some((high, lows, counters))
+    }
+
+    /// The header, the high bits, the low bits and the counters, to write; `None` unless
+    /// the words are as many as `shape` lays out.
+    #[allow(clippy::type_complexity)]
+    fn parts_mut(
+        &mut self,
+        shape: &Shape,
+    ) -> Option<(&mut u64, &mut [u64], &mut [u64], &mut [u64])> {
+        if self.words.len() != shape.words {
+            return None;
+        }
+        let (header, rest) = self.words.split_first_mut()?;
+        let (high, rest) = rest.split_at_mut(shape.low_at - shape.high_at);
+        let (lows, counters) = rest.split_at_mut(shape.counters_at - shape.low_at);
+        Some((header, high, lows, counters))
+    }
+
     /// Distinct entries held.
     pub fn len(&self) -> u64 {
         self.words.first().map_or(0, |h| h & 0xffff)
@@ -266,6 +245,27 @@ impl Segment {
         size_class(8 * self.words.len() as u64)
     }
 
+    /// Calls `each` with every entry's padded value in order; `None` if the words do not
+    /// parse (only words not yet checked by `from_words` can fail).
+    fn each_value(&self, shape: &Shape, mut each: impl FnMut(u64)) -> Option<()> {
+        let (high, lows, _) = self.parts(shape)?;
+        let mut i = 0u64;
+        for (w, &word) in high.iter().enumerate() {
+            let mut ones = word;
+            while ones != 0 {
+                let position = w as u64 * 64 + u64::from(ones.trailing_zeros());
+                ones &= ones - 1;
+                if i >= shape.entries || position >= shape.high_bits {
+                    return None;
+                }
+                let low = bits::get(lows, i * u64::from(shape.low), shape.low);
+                each(((position - i) << shape.low) | low);
+                i += 1;
+            }
+        }
+        Some(())
+    }
+
     /// Every entry in order, `None` if the words do not parse (only words not yet checked
     /// by `from_words` can fail).
     pub fn decode(&self) -> Option<Vec<Entry>> {
@@ -273,28 +273,66 @@ impl Segment {
             return Some(Vec::new());
         }
         let shape = self.shape()?;
-        let high = self.words.get(shape.high_at..shape.low_at)?;
-        let lows = self.words.get(shape.low_at..shape.counters_at)?;
         let mut entries = Vec::with_capacity(shape.entries as usize);
-        for (w, &word) in high.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let position = w as u64 * 64 + u64::from(bits.trailing_zeros());
-                bits &= bits - 1;
-                let i = entries.len() as u64;
-                if i >= shape.entries || position >= shape.high_bits {
-                    return None;
-                }
-                let low = bits_at(lows, i * u64::from(shape.low), shape.low);
-                let value = ((position - i) << shape.low) | low;
-                entries.push(unpad(value, shape.longest)?);
-            }
+        let mut parsed = true;
+        self.each_value(&shape, |value| match unpad(value, shape.longest) {
+            Some(e) if parsed => entries.push(e),
+            _ => parsed = false,
+        })?;
+        if !parsed {
+            return None;
         }
-        for &word in self.words.get(shape.counters_at..)? {
-            let at = (word & ((1 << INDEX_BITS) - 1)) as usize;
-            entries.get_mut(at)?.count = (word >> INDEX_BITS) + 2;
+        for &word in self.parts(&shape)?.2 {
+            entries.get_mut((word & INDEX) as usize)?.count = (word >> INDEX_BITS) + 2;
         }
         Some(entries)
+    }
+
+    /// The position in the high bits where bucket `bucket` starts: after its `bucket`-th
+    /// zero.
+    fn bucket_start(high: &[u64], bucket: u64) -> Option<u64> {
+        if bucket == 0 {
+            return Some(0);
+        }
+        let (mut k, mut w) = (bucket - 1, 0usize);
+        loop {
+            let word = *high.get(w)?;
+            let zeros = u64::from((!word).count_ones());
+            if k < zeros {
+                crate::compact::meter::add(w as u64 + 1);
+                return Some(w as u64 * 64 + bits::select(!word, k) + 1);
+            }
+            k -= zeros;
+            w += 1;
+        }
+    }
+
+    /// The index an entry of padded `value` has or would have, and whether it is held.
+    fn find(&self, shape: &Shape, value: u64) -> Option<(u64, bool)> {
+        let (high, lows, _) = self.parts(shape)?;
+        let bucket = value >> shape.low;
+        let mut position = Self::bucket_start(high, bucket)?;
+        let mut index = position.checked_sub(bucket)?;
+        let want = value & bits::mask(shape.low);
+        while position < shape.high_bits && bits::bit(high, position) {
+            let low = bits::get(lows, index * u64::from(shape.low), shape.low);
+            if low >= want {
+                return Some((index, low == want));
+            }
+            index += 1;
+            position += 1;
+        }
+        Some((index, false))
+    }
+
+    /// How often entry `index` was added.
+    fn count(&self, shape: &Shape, index: u64) -> u64 {
+        let counters = self.parts(shape).map_or(&[][..], |p| p.2);
+        let at = counters.partition_point(|w| w & INDEX < index);
+        match counters.get(at) {
+            Some(w) if w & INDEX == index => (w >> INDEX_BITS) + 2,
+            _ => 1,
+        }
     }
 
     /// Calls `found` with the length of every entry that is a prefix of `tail` (the hash
@@ -305,39 +343,24 @@ impl Segment {
         let Some(shape) = self.shape() else {
             return false;
         };
-        let high = &self.words[shape.high_at..shape.low_at];
-        let lows = &self.words[shape.low_at..shape.counters_at];
+        let Some((high, lows, _)) = self.parts(&shape) else {
+            return false;
+        };
         let block = shape.longest + 1 - shape.shortest;
         let first = prefix(tail, shape.shortest) << block;
         let end = first + (1u64 << block);
-        let bucket = first >> shape.low;
-        // The bucket starts after its `bucket`-th zero of the high bits.
-        let mut position = if bucket == 0 {
-            0
-        } else {
-            let (mut k, mut w) = (bucket - 1, 0usize);
-            loop {
-                let Some(&word) = high.get(w) else {
-                    return false;
-                };
-                let zeros = u64::from((!word).count_ones());
-                if k < zeros {
-                    break w as u64 * 64 + select(!word, k) + 1;
-                }
-                k -= zeros;
-                w += 1;
-            }
+        let mut zeros = first >> shape.low;
+        let Some(mut position) = Self::bucket_start(high, zeros) else {
+            return false;
         };
-        crate::compact::meter::add(position / 64 + 1);
-        let mut zeros = bucket;
         while position < shape.high_bits {
-            if bits_at(high, position, 1) == 0 {
+            if !bits::bit(high, position) {
                 zeros += 1;
                 position += 1;
                 continue;
             }
             let i = position - zeros;
-            let value = (zeros << shape.low) | bits_at(lows, i * u64::from(shape.low), shape.low);
+            let value = (zeros << shape.low) | bits::get(lows, i * u64::from(shape.low), shape.low);
             if value >= end {
                 break;
             }
