@@ -196,18 +196,39 @@ impl Segmented {
 
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        let (at, tail) = self.locate(placement_bits(hash, self.secret));
+        self.contains_bits(placement_bits(hash, self.secret))
+    }
+
+    #[inline]
+    fn contains_bits(&self, bits: u128) -> bool {
+        let (at, tail) = self.locate(bits);
         self.directory.get(at).is_some_and(|s| s.contains(tail))
     }
 
-    /// Answers `contains` for every item in order (BF.MEXISTS).
+    /// Answers `contains` for every item in order (BF.MEXISTS), placing and prefetching a
+    /// few items ahead so that the segments' cache misses overlap.
     pub fn contains_each<'a>(
         &self,
         items: impl Iterator<Item = &'a [u8]>,
         mut answer: impl FnMut(bool),
     ) {
+        const AHEAD: usize = 8;
+        let mut ring = [0u128; AHEAD];
+        let mut queued = 0usize;
         for item in items {
-            answer(self.contains(item));
+            let bits = placement_bits(Self::hash(item), self.secret);
+            if let Some(segment) = self.directory.get(self.locate(bits).0) {
+                segment.prefetch();
+            }
+            let slot = queued % AHEAD;
+            if queued >= AHEAD {
+                answer(self.contains_bits(ring[slot]));
+            }
+            ring[slot] = bits;
+            queued += 1;
+        }
+        for k in queued.saturating_sub(AHEAD)..queued {
+            answer(self.contains_bits(ring[k % AHEAD]));
         }
     }
 

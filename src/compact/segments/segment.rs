@@ -9,9 +9,11 @@
 //! dense among their values as the others' (an older one has half the entries with one bit
 //! less), so padding costs next to nothing against a list per length.
 //!
-//! Words: a header (entries, counters, shortest and longest length), the high bits (one per
-//! entry and one per bucket of `2^low` values), the low bits (`low` per entry), then one
-//! word per counted entry (its index, and its count less two). The layout is wholly
+//! Words: a header (entries, counters, shortest and longest length), the select samples
+//! (where every `SAMPLE`-th bucket starts in the high bits, 16 bits each, so a lookup finds
+//! its bucket from the nearest sample without counting the zeros before it), the high bits
+//! (one per entry and one per bucket of `2^low` values), the low bits (`low` per entry),
+//! then one word per counted entry (its index, and its count less two). The layout is wholly
 //! determined by the entries: `from_words` accepts exactly the words `encode` writes.
 
 use super::{size_class, MAX_LEN, MAX_SEGMENT_ENTRIES};
@@ -63,6 +65,13 @@ const INDEX: u64 = (1 << INDEX_BITS) - 1;
 /// The largest count a counter word holds.
 pub const MAX_COUNT: u64 = (1 << (64 - INDEX_BITS)) + 1;
 
+/// Buckets between two select samples: one sample costs 16 bits per `SAMPLE` buckets (about
+/// one bit in a hundred of the segment at 128), and a lookup counts zeros in about two
+/// words of high bits from it.
+const SAMPLE: u64 = 128;
+/// Bits of one select sample (a position in the high bits, below `3 * MAX_SEGMENT_ENTRIES`).
+const SAMPLE_BITS: u32 = 16;
+
 /// The segment's words (none when it is empty).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Segment {
@@ -78,6 +87,8 @@ pub struct Shape {
     longest: u32,
     low: u32,
     high_bits: u64,
+    /// Select samples: where bucket `k * SAMPLE` starts, for `k` in `1..=samples`.
+    samples: u64,
     high_at: usize,
     low_at: usize,
     counters_at: usize,
@@ -92,14 +103,13 @@ impl Shape {
         if shortest > longest || longest > MAX_LEN {
             return None;
         }
-        let universe = 2u64 << longest;
-        let low = match universe / entries {
-            0 => 0,
-            q => 63 - q.leading_zeros(),
-        };
-        let buckets = ((universe - 1) >> low) + 1;
+        // `low` is the floor of log2(2^(longest + 1) / entries), found without dividing
+        // (every lookup reads it): longest + 1 less the ceiling of log2(entries).
+        let low = (longest + 1).saturating_sub(64 - (entries - 1).leading_zeros());
+        let buckets = 1u64 << (longest + 1 - low);
         let high_bits = entries + buckets;
-        let high_at = 1;
+        let samples = (buckets - 1) / SAMPLE;
+        let high_at = 1 + (samples * u64::from(SAMPLE_BITS)).div_ceil(64) as usize;
         let low_at = high_at + high_bits.div_ceil(64) as usize;
         let counters_at = low_at + (entries * u64::from(low)).div_ceil(64) as usize;
         Some(Shape {
@@ -109,6 +119,7 @@ impl Shape {
             longest,
             low,
             high_bits,
+            samples,
             high_at,
             low_at,
             counters_at,
@@ -121,6 +132,49 @@ impl Shape {
             | self.counters << 16
             | u64::from(self.shortest) << 32
             | u64::from(self.longest) << 40
+    }
+}
+
+/// A segment's words cut into their parts (the header apart).
+struct Parts<'a> {
+    samples: &'a [u64],
+    high: &'a [u64],
+    lows: &'a [u64],
+    counters: &'a [u64],
+}
+
+impl Parts<'_> {
+    /// Starts loading the low bits of bucket `bucket`'s entries where they lie on average
+    /// (the entries spread evenly over the buckets), so that reading them overlaps finding
+    /// the bucket in the high bits.
+    #[inline]
+    fn prefetch_lows(&self, shape: &Shape, bucket: u64) {
+        let buckets_log = shape.longest + 1 - shape.low;
+        let index = (bucket * shape.entries) >> buckets_log;
+        if let Some(word) = self.lows.get((index * u64::from(shape.low) / 64) as usize) {
+            crate::bloom::link::prefetch((word as *const u64).cast());
+        }
+    }
+}
+
+/// The same, to write.
+struct PartsMut<'a> {
+    header: &'a mut u64,
+    samples: &'a mut [u64],
+    high: &'a mut [u64],
+    lows: &'a mut [u64],
+    counters: &'a mut [u64],
+}
+
+/// Moves the select samples past position `at` of the high bits by `by` (a one put in or
+/// taken out there).
+fn shift_samples(shape: &Shape, samples: &mut [u64], at: u64, by: i64) {
+    for k in 0..shape.samples {
+        let field = k * u64::from(SAMPLE_BITS);
+        let start = bits::get(samples, field, SAMPLE_BITS);
+        if start > at {
+            bits::put(samples, field, SAMPLE_BITS, start.wrapping_add_signed(by));
+        }
     }
 }
 
@@ -160,23 +214,34 @@ impl Segment {
         let mut segment = Segment {
             words: vec![0u64; shape.words].into_boxed_slice(),
         };
-        let (header, high, lows, counted) = segment.parts_mut(&shape)?;
-        *header = shape.header();
+        let parts = segment.parts_mut(&shape)?;
+        *parts.header = shape.header();
         let mut previous = None;
-        let mut counter = counted.iter_mut();
+        let mut counter = parts.counters.iter_mut();
+        // Bucket `k * SAMPLE` starts after the entries of the buckets before it.
+        let mut sample = 1u64;
+        let mut put_samples = |before: u64, entries: u64| {
+            while sample <= shape.samples && sample * SAMPLE <= before {
+                let at = (sample - 1) * u64::from(SAMPLE_BITS);
+                bits::put(parts.samples, at, SAMPLE_BITS, sample * SAMPLE + entries);
+                sample += 1;
+            }
+        };
         for (i, e) in entries.iter().enumerate() {
             let value = padded(e.len, e.fingerprint, longest);
             if previous.is_some_and(|p| p >= value) {
                 return None;
             }
             previous = Some(value);
-            bits::put(high, (value >> shape.low) + i as u64, 1, 1);
+            put_samples(value >> shape.low, i as u64);
+            bits::put(parts.high, (value >> shape.low) + i as u64, 1, 1);
             let low = value & bits::mask(shape.low);
-            bits::put(lows, i as u64 * u64::from(shape.low), shape.low, low);
+            bits::put(parts.lows, i as u64 * u64::from(shape.low), shape.low, low);
             if e.count > 1 {
                 *counter.next()? = i as u64 | (e.count - 2) << INDEX_BITS;
             }
         }
+        put_samples(u64::MAX, entries.len() as u64);
         Some(segment)
     }
 
@@ -207,28 +272,33 @@ impl Segment {
         (shape.words == self.words.len() && shape.header() == header).then_some(shape)
     }
 
-    /// The high bits, the low bits and the counters, as `shape` lays them out.
-    fn parts(&self, shape: &Shape) -> Option<(&[u64], &[u64], &[u64])> {
-        let high = self.words.get(shape.high_at..shape.low_at)?;
-        let lows = self.words.get(shape.low_at..shape.counters_at)?;
-        let counters = self.words.get(shape.counters_at..shape.words)?;
-        Some((high, lows, counters))
+    /// The parts as `shape` lays them out.
+    fn parts(&self, shape: &Shape) -> Option<Parts<'_>> {
+        Some(Parts {
+            samples: self.words.get(1..shape.high_at)?,
+            high: self.words.get(shape.high_at..shape.low_at)?,
+            lows: self.words.get(shape.low_at..shape.counters_at)?,
+            counters: self.words.get(shape.counters_at..shape.words)?,
+        })
     }
 
-    /// The header, the high bits, the low bits and the counters, to write; `None` unless
-    /// the words are as many as `shape` lays out.
-    #[allow(clippy::type_complexity)]
-    fn parts_mut(
-        &mut self,
-        shape: &Shape,
-    ) -> Option<(&mut u64, &mut [u64], &mut [u64], &mut [u64])> {
+    /// The parts and the header, to write; `None` unless the words are as many as `shape`
+    /// lays out.
+    fn parts_mut(&mut self, shape: &Shape) -> Option<PartsMut<'_>> {
         if self.words.len() != shape.words {
             return None;
         }
         let (header, rest) = self.words.split_first_mut()?;
+        let (samples, rest) = rest.split_at_mut(shape.high_at - 1);
         let (high, rest) = rest.split_at_mut(shape.low_at - shape.high_at);
         let (lows, counters) = rest.split_at_mut(shape.counters_at - shape.low_at);
-        Some((header, high, lows, counters))
+        Some(PartsMut {
+            header,
+            samples,
+            high,
+            lows,
+            counters,
+        })
     }
 
     /// Distinct entries held.
@@ -248,7 +318,7 @@ impl Segment {
     /// Calls `each` with every entry's padded value in order; `None` if the words do not
     /// parse (only words not yet checked by `from_words` can fail).
     fn each_value(&self, shape: &Shape, mut each: impl FnMut(u64)) -> Option<()> {
-        let (high, lows, _) = self.parts(shape)?;
+        let Parts { high, lows, .. } = self.parts(shape)?;
         let mut i = 0u64;
         for (w, &word) in high.iter().enumerate() {
             let mut ones = word;
@@ -282,36 +352,44 @@ impl Segment {
         if !parsed {
             return None;
         }
-        for &word in self.parts(&shape)?.2 {
+        for &word in self.parts(&shape)?.counters {
             entries.get_mut((word & INDEX) as usize)?.count = (word >> INDEX_BITS) + 2;
         }
         Some(entries)
     }
 
-    /// The position in the high bits where bucket `bucket` starts: after its `bucket`-th
-    /// zero.
-    fn bucket_start(high: &[u64], bucket: u64) -> Option<u64> {
-        if bucket == 0 {
-            return Some(0);
+    /// The position in the high bits where bucket `bucket` starts (after its `bucket`-th
+    /// zero): from the sample before it, the zeros after that counted.
+    fn bucket_start(parts: &Parts, bucket: u64) -> Option<u64> {
+        let k = bucket / SAMPLE;
+        let position = match k {
+            0 => 0,
+            k => bits::get(parts.samples, (k - 1) * u64::from(SAMPLE_BITS), SAMPLE_BITS),
+        };
+        let mut need = bucket - k * SAMPLE;
+        if need == 0 {
+            return Some(position);
         }
-        let (mut k, mut w) = (bucket - 1, 0usize);
+        let mut w = (position / 64) as usize;
+        let mut zeros = !*parts.high.get(w)? & (u64::MAX << (position % 64));
         loop {
-            let word = *high.get(w)?;
-            let zeros = u64::from((!word).count_ones());
-            if k < zeros {
-                crate::compact::meter::add(w as u64 + 1);
-                return Some(w as u64 * 64 + bits::select(!word, k) + 1);
+            let n = u64::from(zeros.count_ones());
+            if need <= n {
+                crate::compact::meter::add(w as u64 + 1 - position / 64);
+                return Some(w as u64 * 64 + bits::select(zeros, need - 1) + 1);
             }
-            k -= zeros;
+            need -= n;
             w += 1;
+            zeros = !*parts.high.get(w)?;
         }
     }
 
     /// The index an entry of padded `value` has or would have, and whether it is held.
     fn find(&self, shape: &Shape, value: u64) -> Option<(u64, bool)> {
-        let (high, lows, _) = self.parts(shape)?;
+        let parts = self.parts(shape)?;
+        let (high, lows) = (parts.high, parts.lows);
         let bucket = value >> shape.low;
-        let mut position = Self::bucket_start(high, bucket)?;
+        let mut position = Self::bucket_start(&parts, bucket)?;
         let mut index = position.checked_sub(bucket)?;
         let want = value & bits::mask(shape.low);
         while position < shape.high_bits && bits::bit(high, position) {
@@ -327,7 +405,7 @@ impl Segment {
 
     /// How often entry `index` was added.
     fn count(&self, shape: &Shape, index: u64) -> u64 {
-        let counters = self.parts(shape).map_or(&[][..], |p| p.2);
+        let counters = self.parts(shape).map_or(&[][..], |p| p.counters);
         let at = counters.partition_point(|w| w & INDEX < index);
         match counters.get(at) {
             Some(w) if w & INDEX == index => (w >> INDEX_BITS) + 2,
@@ -343,19 +421,25 @@ impl Segment {
         let Some(shape) = self.shape() else {
             return false;
         };
-        let Some((high, lows, _)) = self.parts(&shape) else {
+        let Some(parts) = self.parts(&shape) else {
             return false;
         };
+        let (high, lows) = (parts.high, parts.lows);
         let block = shape.longest + 1 - shape.shortest;
         let first = prefix(tail, shape.shortest) << block;
         let end = first + (1u64 << block);
         let mut zeros = first >> shape.low;
-        let Some(mut position) = Self::bucket_start(high, zeros) else {
+        parts.prefetch_lows(&shape, zeros);
+        let Some(mut position) = Self::bucket_start(&parts, zeros) else {
             return false;
         };
         while position < shape.high_bits {
             if !bits::bit(high, position) {
+                // The next bucket's values start past the block: nothing more to read.
                 zeros += 1;
+                if zeros << shape.low >= end {
+                    break;
+                }
                 position += 1;
                 continue;
             }
@@ -377,6 +461,12 @@ impl Segment {
         false
     }
 
+    /// Starts loading the words a lookup reads first (for batches).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::bloom::link::prefetch(self.words.as_ptr().cast());
+    }
+
     /// Whether an entry is a prefix of `tail`.
     #[inline]
     pub fn contains(&self, tail: u128) -> bool {
@@ -391,5 +481,26 @@ impl Segment {
             false
         });
         longest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_low_width_is_the_quotient_s_logarithm() {
+        for longest in 0..=MAX_LEN {
+            for entries in 1..=MAX_SEGMENT_ENTRIES {
+                let shape = Shape::of(entries, 0, 0, longest).unwrap();
+                let universe = 2u64 << longest;
+                let low = match universe / entries {
+                    0 => 0,
+                    q => 63 - q.leading_zeros(),
+                };
+                assert_eq!(shape.low, low, "{entries} entries, longest {longest}");
+                assert_eq!(shape.high_bits, entries + ((universe - 1) >> low) + 1);
+            }
+        }
     }
 }

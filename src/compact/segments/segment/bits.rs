@@ -111,24 +111,48 @@ pub fn remove(words: &mut [u64], at: u64, used: u64, width: u32) {
     }
 }
 
-/// The position of the `k`-th set bit of `word` (`k` below its population): whole 16-bit
-/// blocks skipped by their population, then the bits of one cleared.
-#[inline]
-pub fn select(mut word: u64, mut k: u64) -> u64 {
-    let mut base = 0u64;
-    loop {
-        let block = u64::from((word & 0xffff).count_ones());
-        if k < block || base >= 48 {
-            break;
+/// Ones in every byte.
+const BYTES: u64 = 0x0101_0101_0101_0101;
+/// The top bit of every byte.
+const TOPS: u64 = 0x8080_8080_8080_8080;
+
+/// `IN_BYTE[byte][k]`: the position of the `k`-th set bit of `byte` (8 if it has fewer).
+static IN_BYTE: [[u8; 8]; 256] = {
+    let mut table = [[8u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut bit, mut k) = (0, 0);
+        while bit < 8 {
+            if byte >> bit & 1 == 1 {
+                table[byte][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
         }
-        k -= block;
-        word >>= 16;
-        base += 16;
+        byte += 1;
     }
-    for _ in 0..k {
-        word &= word.wrapping_sub(1);
-    }
-    base + u64::from(word.trailing_zeros())
+    table
+};
+
+/// The position of the `k`-th set bit of `word` (`k` below its population; 64 or more
+/// otherwise), without a loop: the bytes' populations summed in one multiply, the byte
+/// holding it found by comparing those sums with `k` in every byte at once, then a table.
+#[inline]
+pub fn select(word: u64, k: u64) -> u64 {
+    let mut counts = word - (word >> 1 & 0x5555_5555_5555_5555);
+    counts = (counts & 0x3333_3333_3333_3333) + (counts >> 2 & 0x3333_3333_3333_3333);
+    counts = (counts + (counts >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte `i` of `sums`: the set bits of bytes 0 to `i` (at most 64, so no carry).
+    let sums = counts.wrapping_mul(BYTES);
+    let k = k.min(64);
+    // The top bit of byte `i` is set where that sum is at most `k`.
+    let at_most = ((k * BYTES | TOPS) - sums) & TOPS;
+    let byte = ((at_most >> 7).wrapping_mul(BYTES) >> 56).min(7);
+    let before = (sums << 8) >> (8 * byte) & 0xff;
+    let within = k.saturating_sub(before).min(7) as usize;
+    let bits = (word >> (8 * byte) & 0xff) as usize;
+    let bit = IN_BYTE.get(bits).and_then(|b| b.get(within)).copied();
+    8 * byte + u64::from(bit.unwrap_or(8))
 }
 
 #[cfg(test)]

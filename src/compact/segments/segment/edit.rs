@@ -6,7 +6,8 @@
 //! pass over the segment's words at most, so it stays within the segment's bound.
 
 use super::super::{size_class, MAX_SEGMENT_ENTRIES};
-use super::{bits, padded, Entry, Segment, Shape, INDEX, INDEX_BITS, MAX_COUNT};
+use super::{bits, padded, shift_samples, Entry, Parts, PartsMut, Segment, Shape};
+use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
 /// A change to one segment, worked out before anything changes (a refused add changes
 /// nothing), then made by `Segment::apply`.
@@ -239,17 +240,23 @@ impl Segment {
         {
             return;
         }
-        let Some((high, lows, counters)) = self.parts(from) else {
+        let Some(from) = self.parts(from) else {
             return;
         };
         let mut moved = Segment {
             words: vec![0u64; to.words].into_boxed_slice(),
         };
-        let Some((header, to_high, to_lows, to_counters)) = moved.parts_mut(to) else {
+        let Some(to) = moved.parts_mut(to) else {
             return;
         };
-        *header = self.words.first().copied().unwrap_or(0);
-        for (to, from) in [(to_high, high), (to_lows, lows), (to_counters, counters)] {
+        *to.header = self.words.first().copied().unwrap_or(0);
+        let pairs = [
+            (to.samples, from.samples),
+            (to.high, from.high),
+            (to.lows, from.lows),
+            (to.counters, from.counters),
+        ];
+        for (to, from) in pairs {
             let n = to.len().min(from.len());
             if let (Some(to), Some(from)) = (to.get_mut(..n), from.get(..n)) {
                 to.copy_from_slice(from);
@@ -260,11 +267,20 @@ impl Segment {
 
     /// Opens the new entry's place in words laid out as `after` holding what `before` did.
     fn insert(&mut self, before: &Shape, after: &Shape, index: u64, value: u64) {
-        let Some((header, high, lows, counters)) = self.parts_mut(after) else {
+        let Some(PartsMut {
+            header,
+            samples,
+            high,
+            lows,
+            counters,
+        }) = self.parts_mut(after)
+        else {
             return;
         };
         *header = after.header();
-        bits::insert(high, (value >> after.low) + index, before.high_bits, 1, 1);
+        let position = (value >> after.low) + index;
+        bits::insert(high, position, before.high_bits, 1, 1);
+        shift_samples(after, samples, position, 1);
         let low = u64::from(after.low);
         let own = value & bits::mask(after.low);
         bits::insert(lows, index * low, before.entries * low, after.low, own);
@@ -275,11 +291,20 @@ impl Segment {
 
     /// Closes entry `index`'s place in words laid out as `before`, the header set to `after`.
     fn remove(&mut self, before: &Shape, after: &Shape, index: u64, value: u64) {
-        let Some((header, high, lows, counters)) = self.parts_mut(before) else {
+        let Some(PartsMut {
+            header,
+            samples,
+            high,
+            lows,
+            counters,
+        }) = self.parts_mut(before)
+        else {
             return;
         };
         *header = after.header();
-        bits::remove(high, (value >> before.low) + index, before.high_bits, 1);
+        let position = (value >> before.low) + index;
+        bits::remove(high, position, before.high_bits, 1);
+        shift_samples(before, samples, position, -1);
         let low = u64::from(before.low);
         bits::remove(lows, index * low, before.entries * low, before.low);
         for c in counters.iter_mut().filter(|c| **c & INDEX > index) {
@@ -289,7 +314,7 @@ impl Segment {
 
     /// Sets entry `index`'s count, adding or removing its counter word.
     fn set_count(&mut self, shape: &Shape, index: u64, count: u64) {
-        let Some((_, _, counters)) = self.parts(shape) else {
+        let Some(Parts { counters, .. }) = self.parts(shape) else {
             return;
         };
         let at = shape.counters_at + counters.partition_point(|w| w & INDEX < index);
