@@ -373,12 +373,13 @@ impl Segment {
         let mut w = (position / 64) as usize;
         let mut zeros = !*parts.high.get(w)? & (u64::MAX << (position % 64));
         loop {
-            let n = u64::from(zeros.count_ones());
-            if need <= n {
-                crate::compact::meter::add(w as u64 + 1 - position / 64);
-                return Some(w as u64 * 64 + bits::select(zeros, need - 1) + 1);
+            match bits::select_or_count(zeros, need - 1) {
+                Ok(at) => {
+                    crate::compact::meter::add(w as u64 + 1 - position / 64);
+                    return Some(w as u64 * 64 + at + 1);
+                }
+                Err(n) => need -= n,
             }
-            need -= n;
             w += 1;
             zeros = !*parts.high.get(w)?;
         }

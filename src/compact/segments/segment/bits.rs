@@ -134,17 +134,20 @@ static IN_BYTE: [[u8; 8]; 256] = {
     table
 };
 
-/// The position of the `k`-th set bit of `word` (`k` below its population; 64 or more
-/// otherwise), without a loop: the bytes' populations summed in one multiply, the byte
-/// holding it found by comparing those sums with `k` in every byte at once, then a table.
+/// The position of the `k`-th set bit of `word` if it has that many, else its population,
+/// without a loop: the bytes' populations summed in one multiply, the byte holding it found
+/// by comparing those sums with `k` in every byte at once, then a table.
 #[inline]
-pub fn select(word: u64, k: u64) -> u64 {
+pub fn select_or_count(word: u64, k: u64) -> Result<u64, u64> {
     let mut counts = word - (word >> 1 & 0x5555_5555_5555_5555);
     counts = (counts & 0x3333_3333_3333_3333) + (counts >> 2 & 0x3333_3333_3333_3333);
     counts = (counts + (counts >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
     // Byte `i` of `sums`: the set bits of bytes 0 to `i` (at most 64, so no carry).
     let sums = counts.wrapping_mul(BYTES);
-    let k = k.min(64);
+    let population = sums >> 56;
+    if k >= population {
+        return Err(population);
+    }
     // The top bit of byte `i` is set where that sum is at most `k`.
     let at_most = ((k * BYTES | TOPS) - sums) & TOPS;
     let byte = ((at_most >> 7).wrapping_mul(BYTES) >> 56).min(7);
@@ -152,7 +155,7 @@ pub fn select(word: u64, k: u64) -> u64 {
     let within = k.saturating_sub(before).min(7) as usize;
     let bits = (word >> (8 * byte) & 0xff) as usize;
     let bit = IN_BYTE.get(bits).and_then(|b| b.get(within)).copied();
-    8 * byte + u64::from(bit.unwrap_or(8))
+    Ok(8 * byte + u64::from(bit.unwrap_or(8)))
 }
 
 #[cfg(test)]
@@ -198,14 +201,18 @@ mod tests {
     }
 
     #[test]
-    fn select_finds_the_kth_set_bit() {
+    fn select_finds_the_kth_set_bit_or_counts_them() {
         let mut rng = Rng::new(8);
         for _ in 0..2000 {
             let word = rng.next();
             let set: Vec<u64> = (0..64).filter(|b| word >> b & 1 == 1).collect();
             for (k, at) in set.iter().enumerate() {
-                assert_eq!(select(word, k as u64), *at);
+                assert_eq!(select_or_count(word, k as u64), Ok(*at));
             }
+            assert_eq!(
+                select_or_count(word, set.len() as u64),
+                Err(set.len() as u64)
+            );
         }
     }
 }
