@@ -194,6 +194,25 @@ fn edits_in_place_write_what_coding_the_changed_entries_writes() {
     assert!(kinds.iter().all(|k| *k > 100), "{kinds:?}");
 }
 
+/// BF.MEXISTS's pipeline answers every item as a lookup of it alone would, in order, at
+/// every batch size around its stages.
+#[test]
+fn a_batch_answers_as_single_lookups_in_order() {
+    let mut filter = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    for i in 0..20_000 {
+        filter.add(&id(6, i), NO_LIMIT).unwrap();
+    }
+    for n in 0..40u64 {
+        // Present and absent items in turn.
+        let items: Vec<Vec<u8>> = (0..n).map(|i| id(6, i * 7 + ((i % 2) << 30))).collect();
+        let mut answers = Vec::new();
+        filter.contains_each(items.iter().map(Vec::as_slice), |found| answers.push(found));
+        let alone: Vec<bool> = items.iter().map(|item| filter.contains(item)).collect();
+        assert_eq!(answers, alone, "batch of {n}");
+        assert!(n < 2 || answers.iter().any(|a| *a) && answers.iter().any(|a| !*a));
+    }
+}
+
 /// Checks the derived fields against the segments.
 fn check_consistent(filter: &Segmented) {
     let entries: u64 = filter.directory.iter().map(Segment::len).sum();
