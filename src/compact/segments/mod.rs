@@ -205,43 +205,30 @@ impl Segmented {
         self.directory.get(at).is_some_and(|s| s.contains(tail))
     }
 
-    /// Answers `contains` for every item in order (BF.MEXISTS) in a pipeline of two
-    /// stages, so that the cache misses of several items overlap: an item's segment header
-    /// is requested `STAGE` items before the words its bucket needs are requested, and those
-    /// `STAGE` items before it is answered.
+    /// Answers `contains` for every item in order (BF.MEXISTS), placing and prefetching a
+    /// few items ahead so that the segments' cache misses overlap.
     pub fn contains_each<'a>(
         &self,
         items: impl Iterator<Item = &'a [u8]>,
         mut answer: impl FnMut(bool),
     ) {
-        const STAGE: usize = 6;
-        let mut ring = [0u128; 2 * STAGE];
+        const AHEAD: usize = 8;
+        let mut ring = [0u128; AHEAD];
         let mut queued = 0usize;
-        let prepare = |bits: u128| {
-            let (at, tail) = self.locate(bits);
-            if let Some(segment) = self.directory.get(at) {
-                segment.prefetch_block(tail);
-            }
-        };
         for item in items {
             let bits = placement_bits(Self::hash(item), self.secret);
             if let Some(segment) = self.directory.get(self.locate(bits).0) {
                 segment.prefetch();
             }
-            if queued >= 2 * STAGE {
-                answer(self.contains_bits(ring[queued % (2 * STAGE)]));
+            let slot = queued % AHEAD;
+            if queued >= AHEAD {
+                answer(self.contains_bits(ring[slot]));
             }
-            if queued >= STAGE {
-                prepare(ring[(queued - STAGE) % (2 * STAGE)]);
-            }
-            ring[queued % (2 * STAGE)] = bits;
+            ring[slot] = bits;
             queued += 1;
         }
-        for k in queued.saturating_sub(STAGE)..queued {
-            prepare(ring[k % (2 * STAGE)]);
-        }
-        for k in queued.saturating_sub(2 * STAGE)..queued {
-            answer(self.contains_bits(ring[k % (2 * STAGE)]));
+        for k in queued.saturating_sub(AHEAD)..queued {
+            answer(self.contains_bits(ring[k % AHEAD]));
         }
     }
 

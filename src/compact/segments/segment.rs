@@ -462,34 +462,10 @@ impl Segment {
         false
     }
 
-    /// Starts loading the words a lookup reads first: the header and the samples (the
-    /// first stage of a batch).
+    /// Starts loading the words a lookup reads first (for batches).
     #[inline]
     pub fn prefetch(&self) {
         crate::bloom::link::prefetch(self.words.as_ptr().cast());
-    }
-
-    /// Starts loading the words a lookup of `tail` reads next, from the header and samples
-    /// (loaded by `prefetch`): the high bits from its bucket's sample on, and the low bits
-    /// where the bucket's entries lie on average (the second stage of a batch).
-    #[inline]
-    pub fn prefetch_block(&self, tail: u128) {
-        let Some(shape) = self.shape() else {
-            return;
-        };
-        let Some(parts) = self.parts(&shape) else {
-            return;
-        };
-        let block = shape.longest + 1 - shape.shortest;
-        let bucket = (prefix(tail, shape.shortest) << block) >> shape.low;
-        parts.prefetch_lows(&shape, bucket);
-        let position = match bucket / SAMPLE {
-            0 => 0,
-            k => bits::get(parts.samples, (k - 1) * u64::from(SAMPLE_BITS), SAMPLE_BITS),
-        };
-        if let Some(word) = parts.high.get((position / 64) as usize) {
-            crate::bloom::link::prefetch((word as *const u64).cast());
-        }
     }
 
     /// Whether an entry is a prefix of `tail`.
