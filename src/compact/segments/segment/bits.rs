@@ -149,7 +149,7 @@ pub fn select_or_count(word: u64, k: u64) -> Result<u64, u64> {
         return Err(population);
     }
     // The top bit of byte `i` is set where that sum is at most `k`.
-    let at_most = ((k * BYTES | TOPS) - sums) & TOPS;
+    let at_most = (((k * BYTES) | TOPS) - sums) & TOPS;
     let byte = ((at_most >> 7).wrapping_mul(BYTES) >> 56).min(7);
     let before = (sums << 8) >> (8 * byte) & 0xff;
     let within = k.saturating_sub(before).min(7) as usize;

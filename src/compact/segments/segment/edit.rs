@@ -216,7 +216,7 @@ impl Segment {
                 Some(before),
             ) => {
                 self.lay_out(&before, &shape);
-                self.insert(&before, &shape, index, value);
+                self.gap(&shape, &before, &shape, index, value);
             }
             (
                 Edit::Remove {
@@ -226,7 +226,7 @@ impl Segment {
                 },
                 Some(before),
             ) => {
-                self.remove(&before, &shape, index, value);
+                self.gap(&before, &before, &shape, index, value);
                 self.lay_out(&before, &shape);
             }
             _ => {}
@@ -265,50 +265,39 @@ impl Segment {
         *self = moved;
     }
 
-    /// Opens the new entry's place in words laid out as `after` holding what `before` did.
-    fn insert(&mut self, before: &Shape, after: &Shape, index: u64, value: u64) {
+    /// Opens or closes (as `after` holds one entry more or less) entry `index`'s place in
+    /// words laid out as `layout`, holding the entries of `before`, and sets the header to
+    /// `after`'s: one bit of the high bits and `low` bits of the low bits, the samples and
+    /// the counters after it moved by one.
+    fn gap(&mut self, layout: &Shape, before: &Shape, after: &Shape, index: u64, value: u64) {
+        let open = after.entries > before.entries;
         let Some(PartsMut {
             header,
             samples,
             high,
             lows,
             counters,
-        }) = self.parts_mut(after)
-        else {
-            return;
-        };
-        *header = after.header();
-        let position = (value >> after.low) + index;
-        bits::insert(high, position, before.high_bits, 1, 1);
-        shift_samples(after, samples, position, 1);
-        let low = u64::from(after.low);
-        let own = value & bits::mask(after.low);
-        bits::insert(lows, index * low, before.entries * low, after.low, own);
-        for c in counters.iter_mut().filter(|c| **c & INDEX >= index) {
-            *c += 1;
-        }
-    }
-
-    /// Closes entry `index`'s place in words laid out as `before`, the header set to `after`.
-    fn remove(&mut self, before: &Shape, after: &Shape, index: u64, value: u64) {
-        let Some(PartsMut {
-            header,
-            samples,
-            high,
-            lows,
-            counters,
-        }) = self.parts_mut(before)
+        }) = self.parts_mut(layout)
         else {
             return;
         };
         *header = after.header();
         let position = (value >> before.low) + index;
-        bits::remove(high, position, before.high_bits, 1);
-        shift_samples(before, samples, position, -1);
         let low = u64::from(before.low);
-        bits::remove(lows, index * low, before.entries * low, before.low);
-        for c in counters.iter_mut().filter(|c| **c & INDEX > index) {
-            *c -= 1;
+        let (at, used) = (index * low, before.entries * low);
+        if open {
+            bits::insert(high, position, before.high_bits, 1, 1);
+            bits::insert(lows, at, used, before.low, value & bits::mask(before.low));
+        } else {
+            bits::remove(high, position, before.high_bits, 1);
+            bits::remove(lows, at, used, before.low);
+        }
+        shift_samples(layout, samples, position, if open { 1 } else { -1 });
+        for c in counters.iter_mut() {
+            let i = *c & INDEX;
+            if i > index || (open && i == index) {
+                *c = if open { *c + 1 } else { *c - 1 };
+            }
         }
     }
 
