@@ -1,4 +1,5 @@
-//! The segments, in chunks that are never moved: chunk 0 holds segment 0 and chunk `j`
+//! The segments, in chunks that are never moved: segment 0 is held in the directory itself
+//! (a filter of one segment allocates nothing here but its words) and chunk `j` holds
 //! segments `2^(j-1)` to `2^j - 1`, each allocated whole when its first segment is made.
 //! Growing never copies the segments made before (a split's work stays one segment's).
 
@@ -7,6 +8,9 @@ use super::size_class;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Directory {
+    /// Segment 0 (when `len` is not zero).
+    first: Segment,
+    /// Chunks 1 and up.
     chunks: Vec<Vec<Segment>>,
     len: u64,
 }
@@ -35,19 +39,25 @@ impl Directory {
 
     #[inline]
     pub fn get(&self, i: u64) -> Option<&Segment> {
-        let (chunk, at) = place(i);
-        self.chunks.get(chunk)?.get(at)
+        match place(i) {
+            _ if i >= self.len => None,
+            (0, _) => Some(&self.first),
+            (chunk, at) => self.chunks.get(chunk - 1)?.get(at),
+        }
     }
 
     pub fn get_mut(&mut self, i: u64) -> Option<&mut Segment> {
-        let (chunk, at) = place(i);
-        self.chunks.get_mut(chunk)?.get_mut(at)
+        match place(i) {
+            _ if i >= self.len => None,
+            (0, _) => Some(&mut self.first),
+            (chunk, at) => self.chunks.get_mut(chunk - 1)?.get_mut(at),
+        }
     }
 
     /// Bytes the next `push` allocates besides its segment (a new chunk, or none).
     pub fn push_bytes(&self) -> u64 {
         let (chunk, _) = place(self.len);
-        if chunk < self.chunks.len() {
+        if chunk == 0 || chunk <= self.chunks.len() {
             return 0;
         }
         // The list of chunks grows by one (at most 41 in all, a few hundred bytes copied).
@@ -58,11 +68,16 @@ impl Directory {
 
     pub fn push(&mut self, segment: Segment) {
         let (chunk, _) = place(self.len);
-        if chunk == self.chunks.len() {
+        if chunk == 0 {
+            self.first = segment;
+            self.len = 1;
+            return;
+        }
+        if chunk > self.chunks.len() {
             self.chunks.reserve_exact(1);
             self.chunks.push(Vec::with_capacity(chunk_capacity(chunk)));
         }
-        if let Some(c) = self.chunks.get_mut(chunk) {
+        if let Some(c) = self.chunks.get_mut(chunk - 1) {
             c.push(segment);
             self.len += 1;
         }
@@ -83,7 +98,8 @@ impl Directory {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
-        self.chunks.iter().flatten()
+        let first = std::iter::once(&self.first).take(self.len.min(1) as usize);
+        first.chain(self.chunks.iter().flatten())
     }
 
     /// Bytes of the directory's own allocations (the segments' excluded).
@@ -117,5 +133,15 @@ mod tests {
         assert_eq!(d.len(), 9);
         assert!(d.get(8).is_some() && d.get(9).is_none());
         assert_eq!(d.iter().count(), 9);
+        // One segment allocates nothing besides its words; the second brings chunk 1.
+        let mut one = Directory::default();
+        assert!(one.get(0).is_none() && one.iter().count() == 0);
+        assert_eq!(one.push_bytes(), 0);
+        one.push(Segment::default());
+        assert_eq!((one.bytes(), one.iter().count()), (0, 1));
+        assert!(one.get(0).is_some() && one.get(1).is_none());
+        let more = one.push_bytes();
+        one.push(Segment::default());
+        assert_eq!(one.bytes(), more);
     }
 }

@@ -33,6 +33,8 @@ pub use loader::Fields;
 pub use placement::bits as placement_bits;
 pub use segment::{Entry, Segment, MAX_COUNT};
 
+use segment::{add_entry, Edit};
+
 use crate::bloom::{AddError, CreateError, ItemHash};
 use crate::budget::Budget;
 use crate::compact::DeleteError;
@@ -119,9 +121,11 @@ pub struct Segmented {
 
 /// What an add changes, worked out before anything is: a refused add changes nothing.
 struct Plan {
-    split: Option<(Segment, Segment)>,
     at: u64,
-    segment: Segment,
+    /// The edit of segment `at` (none when it is the one split: the halves hold the add).
+    edit: Option<Edit>,
+    /// The halves of the segment at the split pointer, and the voids they both hold.
+    split: Option<(Segment, Segment, u64)>,
     added_entry: bool,
 }
 
@@ -195,18 +199,39 @@ impl Segmented {
 
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        let (at, tail) = self.locate(placement_bits(hash, self.secret));
+        self.contains_bits(placement_bits(hash, self.secret))
+    }
+
+    #[inline]
+    fn contains_bits(&self, bits: u128) -> bool {
+        let (at, tail) = self.locate(bits);
         self.directory.get(at).is_some_and(|s| s.contains(tail))
     }
 
-    /// Answers `contains` for every item in order (BF.MEXISTS).
+    /// Answers `contains` for every item in order (BF.MEXISTS), placing and prefetching a
+    /// few items ahead so that the segments' cache misses overlap.
     pub fn contains_each<'a>(
         &self,
         items: impl Iterator<Item = &'a [u8]>,
         mut answer: impl FnMut(bool),
     ) {
+        const AHEAD: usize = 8;
+        let mut ring = [0u128; AHEAD];
+        let mut queued = 0usize;
         for item in items {
-            answer(self.contains(item));
+            let bits = placement_bits(Self::hash(item), self.secret);
+            if let Some(segment) = self.directory.get(self.locate(bits).0) {
+                segment.prefetch();
+            }
+            let slot = queued % AHEAD;
+            if queued >= AHEAD {
+                answer(self.contains_bits(ring[slot]));
+            }
+            ring[slot] = bits;
+            queued += 1;
+        }
+        for k in queued.saturating_sub(AHEAD)..queued {
+            answer(self.contains_bits(ring[k % AHEAD]));
         }
     }
 
@@ -237,48 +262,42 @@ impl Segmented {
     /// The add of `bits`, with the split it brings if its new entry passes the threshold.
     fn plan(&self, bits: u128) -> Option<Plan> {
         let (at, tail) = self.locate(bits);
-        let mut entries = self.directory.get(at)?.decode()?;
+        let segment = self.directory.get(at)?;
         let len = self
             .fresh_bits
             .checked_sub(self.address_bits(at))?
             .min(MAX_LEN);
-        let fingerprint = segment::prefix(tail, len);
         let new = Entry {
             len,
-            fingerprint,
+            fingerprint: segment::prefix(tail, len),
             count: 1,
         };
-        crate::compact::meter::add(entries.len() as u64);
-        let added_entry = match entries.binary_search_by_key(&new.key(), Entry::key) {
-            Ok(i) => {
-                let e = entries.get_mut(i)?;
-                e.count = e.count.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
-                false
-            }
-            Err(i) if (entries.len() as u64) < MAX_SEGMENT_ENTRIES => {
-                entries.insert(i, new);
-                true
-            }
-            Err(_) => return None,
-        };
-        let segment = Segment::encode(&entries)?;
+        let (edit, added_entry) = segment.edit_add(new.len, new.fingerprint)?;
         let splits = added_entry && self.entries + 1 > SEGMENT_ITEMS * self.directory.len();
-        let split = match splits {
-            false => None,
-            true if self.pointer == at => Some(self.split_of(&entries)?),
-            true => Some(self.split_of(&self.directory.get(self.pointer)?.decode()?)?),
+        let (edit, split) = match splits {
+            false => (Some(edit), None),
+            // Splits (one add in `SEGMENT_ITEMS`) work on the entries decoded.
+            true if self.pointer == at => {
+                let mut entries = segment.decode()?;
+                add_entry(&mut entries, new)?;
+                (None, Some(self.split_of(&entries)?))
+            }
+            true => {
+                let entries = self.directory.get(self.pointer)?.decode()?;
+                (Some(edit), Some(self.split_of(&entries)?))
+            }
         };
         Some(Plan {
-            split,
             at,
-            segment,
+            edit,
+            split,
             added_entry,
         })
     }
 
     /// The two halves of the segment at the split pointer, holding `entries`; `None` when
     /// the directory is at its largest or the next generation's fingerprints are too long.
-    fn split_of(&self, entries: &[Entry]) -> Option<(Segment, Segment)> {
+    fn split_of(&self, entries: &[Entry]) -> Option<(Segment, Segment, u64)> {
         let last = self.pointer + 1 == 1 << self.level;
         if last && self.level + 1 >= MAX_LEVEL {
             return None;
@@ -291,10 +310,11 @@ impl Segmented {
             )?;
         }
         crate::compact::meter::add(entries.len() as u64);
-        let (mut stay, mut go) = (Vec::new(), Vec::new());
+        let (mut stay, mut go, mut voids) = (Vec::new(), Vec::new(), 0);
         for e in entries {
             match e.len {
                 0 => {
+                    voids += 1;
                     stay.push(*e);
                     go.push(*e);
                 }
@@ -315,30 +335,29 @@ impl Segmented {
         // Voids go to both halves, out of the order the others keep: sorted again.
         stay.sort_unstable_by_key(Entry::key);
         go.sort_unstable_by_key(Entry::key);
-        Some((Segment::encode(&stay)?, Segment::encode(&go)?))
+        Some((Segment::encode(&stay)?, Segment::encode(&go)?, voids))
     }
 
     /// Bytes the value takes once `plan` is committed.
     fn bytes_after(&self, plan: &Plan) -> u64 {
         let old = |at: u64| self.directory.get(at).map_or(0, Segment::bytes);
-        let mut bytes = self.bytes() - old(plan.at) + plan.segment.bytes();
-        if let Some((stay, go)) = &plan.split {
-            let replaced = if plan.at == self.pointer {
-                plan.segment.bytes()
-            } else {
-                old(self.pointer)
-            };
-            bytes = bytes - replaced + stay.bytes() + go.bytes() + self.directory.push_bytes();
+        let mut bytes = self.bytes();
+        if let Some(edit) = &plan.edit {
+            bytes = bytes - old(plan.at) + edit.bytes();
+        }
+        if let Some((stay, go, _)) = &plan.split {
+            bytes = bytes - old(self.pointer) + stay.bytes() + go.bytes();
+            bytes += self.directory.push_bytes();
         }
         bytes
     }
 
     fn commit(&mut self, plan: Plan) {
-        self.replace(plan.at, plan.segment);
+        if let Some(edit) = plan.edit {
+            self.edit(plan.at, edit);
+        }
         self.entries += u64::from(plan.added_entry);
-        if let Some((stay, go)) = plan.split {
-            let voids =
-                stay.len() + go.len() - self.directory.get(self.pointer).map_or(0, Segment::len);
+        if let Some((stay, go, voids)) = plan.split {
             self.entries += voids;
             self.replace(self.pointer, stay);
             self.segment_bytes += go.bytes();
@@ -351,6 +370,15 @@ impl Segmented {
                 self.fresh_bits =
                     total_bits(self.error, self.first_level, g).unwrap_or(self.fresh_bits);
             }
+        }
+    }
+
+    /// Makes `edit` on segment `at`, keeping the bytes count.
+    fn edit(&mut self, at: u64, edit: Edit) {
+        if let Some(s) = self.directory.get_mut(at) {
+            let before = s.bytes();
+            s.apply(edit);
+            self.segment_bytes = self.segment_bytes - before + s.bytes();
         }
     }
 
@@ -378,33 +406,11 @@ impl Segmented {
         let Some(len) = segment.longest(tail) else {
             return Ok(false);
         };
-        let Some(mut entries) = segment.decode() else {
+        let fingerprint = segment::prefix(tail, len);
+        let Some((edit, removed)) = segment.edit_delete(len, fingerprint) else {
             return Ok(false);
         };
-        crate::compact::meter::add(entries.len() as u64);
-        let key = Entry {
-            len,
-            fingerprint: segment::prefix(tail, len),
-            count: 1,
-        }
-        .key();
-        let Ok(i) = entries.binary_search_by_key(&key, Entry::key) else {
-            return Ok(false);
-        };
-        let removed = match entries.get_mut(i) {
-            Some(e) if e.count > 1 => {
-                e.count -= 1;
-                false
-            }
-            _ => {
-                entries.remove(i);
-                true
-            }
-        };
-        let Some(segment) = Segment::encode(&entries) else {
-            return Ok(false);
-        };
-        self.replace(at, segment);
+        self.edit(at, edit);
         self.entries -= u64::from(removed);
         self.items = self.items.saturating_sub(1);
         Ok(true)

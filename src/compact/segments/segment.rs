@@ -9,12 +9,19 @@
 //! dense among their values as the others' (an older one has half the entries with one bit
 //! less), so padding costs next to nothing against a list per length.
 //!
-//! Words: a header (entries, counters, shortest and longest length), the high bits (one per
-//! entry and one per bucket of `2^low` values), the low bits (`low` per entry), then one
-//! word per counted entry (its index, and its count less two). The layout is wholly
+//! Words: a header (entries, counters, shortest and longest length), the select samples
+//! (where every `SAMPLE`-th bucket starts in the high bits, 16 bits each, so a lookup finds
+//! its bucket from the nearest sample without counting the zeros before it), the high bits
+//! (one per entry and one per bucket of `2^low` values), the low bits (`low` per entry),
+//! then one word per counted entry (its index, and its count less two). The layout is wholly
 //! determined by the entries: `from_words` accepts exactly the words `encode` writes.
 
 use super::{size_class, MAX_LEN, MAX_SEGMENT_ENTRIES};
+
+mod bits;
+mod edit;
+
+pub use edit::{add_entry, Edit};
 
 /// An entry: `len` hash bits after the segment's address, and how often it was added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +60,17 @@ fn unpad(value: u64, longest: u32) -> Option<Entry> {
 
 /// Bits of a counter word holding the entry's index.
 const INDEX_BITS: u32 = 16;
+/// The index field of a counter word.
+const INDEX: u64 = (1 << INDEX_BITS) - 1;
 /// The largest count a counter word holds.
 pub const MAX_COUNT: u64 = (1 << (64 - INDEX_BITS)) + 1;
+
+/// Buckets between two select samples: one sample costs 16 bits per `SAMPLE` buckets (about
+/// one bit in a hundred of the segment at 128), and a lookup counts zeros in about two
+/// words of high bits from it.
+const SAMPLE: u64 = 128;
+/// Bits of one select sample (a position in the high bits, below `3 * MAX_SEGMENT_ENTRIES`).
+const SAMPLE_BITS: u32 = 16;
 
 /// The segment's words (none when it is empty).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -63,14 +79,16 @@ pub struct Segment {
 }
 
 /// Where each part of a segment's words lies, from its header.
-#[derive(Debug, Clone, Copy)]
-struct Shape {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
     entries: u64,
     counters: u64,
     shortest: u32,
     longest: u32,
     low: u32,
     high_bits: u64,
+    /// Select samples: where bucket `k * SAMPLE` starts, for `k` in `1..=samples`.
+    samples: u64,
     high_at: usize,
     low_at: usize,
     counters_at: usize,
@@ -85,14 +103,13 @@ impl Shape {
         if shortest > longest || longest > MAX_LEN {
             return None;
         }
-        let universe = 2u64 << longest;
-        let low = match universe / entries {
-            0 => 0,
-            q => 63 - q.leading_zeros(),
-        };
-        let buckets = ((universe - 1) >> low) + 1;
+        // `low` is the floor of log2(2^(longest + 1) / entries), found without dividing
+        // (every lookup reads it): longest + 1 less the ceiling of log2(entries).
+        let low = (longest + 1).saturating_sub(64 - (entries - 1).leading_zeros());
+        let buckets = 1u64 << (longest + 1 - low);
         let high_bits = entries + buckets;
-        let high_at = 1;
+        let samples = (buckets - 1) / SAMPLE;
+        let high_at = 1 + (samples * u64::from(SAMPLE_BITS)).div_ceil(64) as usize;
         let low_at = high_at + high_bits.div_ceil(64) as usize;
         let counters_at = low_at + (entries * u64::from(low)).div_ceil(64) as usize;
         Some(Shape {
@@ -102,6 +119,7 @@ impl Shape {
             longest,
             low,
             high_bits,
+            samples,
             high_at,
             low_at,
             counters_at,
@@ -117,56 +135,53 @@ impl Shape {
     }
 }
 
-/// The `width` bits at bit `at` of `words` (zero past their end).
-#[inline]
-fn bits_at(words: &[u64], at: u64, width: u32) -> u64 {
-    if width == 0 {
-        return 0;
-    }
-    let word = (at / 64) as usize;
-    let shift = (at % 64) as u32;
-    let first = words.get(word).copied().unwrap_or(0) >> shift;
-    let second = match shift {
-        0 => 0,
-        s => words.get(word + 1).copied().unwrap_or(0) << (64 - s),
-    };
-    (first | second) & (u64::MAX >> (64 - width))
+/// A segment's words cut into their parts (the header apart).
+struct Parts<'a> {
+    samples: &'a [u64],
+    high: &'a [u64],
+    lows: &'a [u64],
+    counters: &'a [u64],
 }
 
-fn set_bits(words: &mut [u64], at: u64, width: u32, value: u64) {
-    if width == 0 {
-        return;
-    }
-    let word = (at / 64) as usize;
-    let shift = (at % 64) as u32;
-    if let Some(w) = words.get_mut(word) {
-        *w |= value << shift;
-    }
-    if shift != 0 && shift + width > 64 {
-        if let Some(w) = words.get_mut(word + 1) {
-            *w |= value >> (64 - shift);
+impl Parts<'_> {
+    /// Starts loading the low bits of bucket `bucket`'s entries where they lie on average
+    /// (the entries spread evenly over the buckets), so that reading them overlaps finding
+    /// the bucket in the high bits.
+    #[inline]
+    fn prefetch_lows(&self, shape: &Shape, bucket: u64) {
+        let buckets_log = shape.longest + 1 - shape.low;
+        let index = (bucket * shape.entries) >> buckets_log;
+        if let Some(word) = self.lows.get((index * u64::from(shape.low) / 64) as usize) {
+            crate::bloom::link::prefetch((word as *const u64).cast());
         }
     }
 }
 
-/// The position of the `k`-th set bit of `word` (`k` below its population): whole 16-bit
-/// blocks skipped by their population, then the bits of one cleared.
-#[inline]
-fn select(mut word: u64, mut k: u64) -> u64 {
-    let mut base = 0u64;
-    loop {
-        let block = u64::from((word & 0xffff).count_ones());
-        if k < block || base >= 48 {
-            break;
+/// The same, to write.
+struct PartsMut<'a> {
+    header: &'a mut u64,
+    samples: &'a mut [u64],
+    high: &'a mut [u64],
+    lows: &'a mut [u64],
+    counters: &'a mut [u64],
+}
+
+/// Moves the select samples past position `at` of the high bits by `by` (a one put in or
+/// taken out there).
+fn shift_samples(shape: &Shape, samples: &mut [u64], at: u64, by: i64) {
+    for k in 0..shape.samples {
+        let field = k * u64::from(SAMPLE_BITS);
+        let start = bits::get(samples, field, SAMPLE_BITS);
+        if start > at {
+            bits::put(samples, field, SAMPLE_BITS, start.wrapping_add_signed(by));
         }
-        k -= block;
-        word >>= 16;
-        base += 16;
     }
-    for _ in 0..k {
-        word &= word.wrapping_sub(1);
-    }
-    base + u64::from(word.trailing_zeros())
+}
+
+/// The fingerprints of `len` bits: the lowest `len` bits set.
+#[cfg(test)]
+pub fn bits_below(len: u32) -> u64 {
+    bits::mask(len)
 }
 
 /// The `len` bits of `tail` after the address (its top bits).
@@ -196,33 +211,38 @@ impl Segment {
         let longest = entries.iter().map(|e| e.len).max()?;
         let counters = entries.iter().filter(|e| e.count > 1).count() as u64;
         let shape = Shape::of(entries.len() as u64, counters, shortest, longest)?;
-        let mut words = vec![0u64; shape.words];
-        words[0] = shape.header();
+        let mut segment = Segment {
+            words: vec![0u64; shape.words].into_boxed_slice(),
+        };
+        let parts = segment.parts_mut(&shape)?;
+        *parts.header = shape.header();
         let mut previous = None;
-        let mut counter = shape.counters_at;
+        let mut counter = parts.counters.iter_mut();
+        // Bucket `k * SAMPLE` starts after the entries of the buckets before it.
+        let mut sample = 1u64;
+        let mut put_samples = |before: u64, entries: u64| {
+            while sample <= shape.samples && sample * SAMPLE <= before {
+                let at = (sample - 1) * u64::from(SAMPLE_BITS);
+                bits::put(parts.samples, at, SAMPLE_BITS, sample * SAMPLE + entries);
+                sample += 1;
+            }
+        };
         for (i, e) in entries.iter().enumerate() {
             let value = padded(e.len, e.fingerprint, longest);
             if previous.is_some_and(|p| p >= value) {
                 return None;
             }
             previous = Some(value);
-            let high = (value >> shape.low) + i as u64;
-            set_bits(&mut words[shape.high_at..], high, 1, 1);
-            let low = value & ((1u64 << shape.low) - 1);
-            set_bits(
-                &mut words[shape.low_at..],
-                i as u64 * u64::from(shape.low),
-                shape.low,
-                low,
-            );
+            put_samples(value >> shape.low, i as u64);
+            bits::put(parts.high, (value >> shape.low) + i as u64, 1, 1);
+            let low = value & bits::mask(shape.low);
+            bits::put(parts.lows, i as u64 * u64::from(shape.low), shape.low, low);
             if e.count > 1 {
-                words[counter] = i as u64 | (e.count - 2) << INDEX_BITS;
-                counter += 1;
+                *counter.next()? = i as u64 | (e.count - 2) << INDEX_BITS;
             }
         }
-        Some(Segment {
-            words: words.into_boxed_slice(),
-        })
+        put_samples(u64::MAX, entries.len() as u64);
+        Some(segment)
     }
 
     /// A segment from stored words, refused unless they are exactly what `encode` writes for
@@ -252,6 +272,35 @@ impl Segment {
         (shape.words == self.words.len() && shape.header() == header).then_some(shape)
     }
 
+    /// The parts as `shape` lays them out.
+    fn parts(&self, shape: &Shape) -> Option<Parts<'_>> {
+        Some(Parts {
+            samples: self.words.get(1..shape.high_at)?,
+            high: self.words.get(shape.high_at..shape.low_at)?,
+            lows: self.words.get(shape.low_at..shape.counters_at)?,
+            counters: self.words.get(shape.counters_at..shape.words)?,
+        })
+    }
+
+    /// The parts and the header, to write; `None` unless the words are as many as `shape`
+    /// lays out.
+    fn parts_mut(&mut self, shape: &Shape) -> Option<PartsMut<'_>> {
+        if self.words.len() != shape.words {
+            return None;
+        }
+        let (header, rest) = self.words.split_first_mut()?;
+        let (samples, rest) = rest.split_at_mut(shape.high_at - 1);
+        let (high, rest) = rest.split_at_mut(shape.low_at - shape.high_at);
+        let (lows, counters) = rest.split_at_mut(shape.counters_at - shape.low_at);
+        Some(PartsMut {
+            header,
+            samples,
+            high,
+            lows,
+            counters,
+        })
+    }
+
     /// Distinct entries held.
     pub fn len(&self) -> u64 {
         self.words.first().map_or(0, |h| h & 0xffff)
@@ -266,6 +315,27 @@ impl Segment {
         size_class(8 * self.words.len() as u64)
     }
 
+    /// Calls `each` with every entry's padded value in order; `None` if the words do not
+    /// parse (only words not yet checked by `from_words` can fail).
+    fn each_value(&self, shape: &Shape, mut each: impl FnMut(u64)) -> Option<()> {
+        let Parts { high, lows, .. } = self.parts(shape)?;
+        let mut i = 0u64;
+        for (w, &word) in high.iter().enumerate() {
+            let mut ones = word;
+            while ones != 0 {
+                let position = w as u64 * 64 + u64::from(ones.trailing_zeros());
+                ones &= ones - 1;
+                if i >= shape.entries || position >= shape.high_bits {
+                    return None;
+                }
+                let low = bits::get(lows, i * u64::from(shape.low), shape.low);
+                each(((position - i) << shape.low) | low);
+                i += 1;
+            }
+        }
+        Some(())
+    }
+
     /// Every entry in order, `None` if the words do not parse (only words not yet checked
     /// by `from_words` can fail).
     pub fn decode(&self) -> Option<Vec<Entry>> {
@@ -273,28 +343,75 @@ impl Segment {
             return Some(Vec::new());
         }
         let shape = self.shape()?;
-        let high = self.words.get(shape.high_at..shape.low_at)?;
-        let lows = self.words.get(shape.low_at..shape.counters_at)?;
         let mut entries = Vec::with_capacity(shape.entries as usize);
-        for (w, &word) in high.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let position = w as u64 * 64 + u64::from(bits.trailing_zeros());
-                bits &= bits - 1;
-                let i = entries.len() as u64;
-                if i >= shape.entries || position >= shape.high_bits {
-                    return None;
-                }
-                let low = bits_at(lows, i * u64::from(shape.low), shape.low);
-                let value = ((position - i) << shape.low) | low;
-                entries.push(unpad(value, shape.longest)?);
-            }
+        let mut parsed = true;
+        self.each_value(&shape, |value| match unpad(value, shape.longest) {
+            Some(e) if parsed => entries.push(e),
+            _ => parsed = false,
+        })?;
+        if !parsed {
+            return None;
         }
-        for &word in self.words.get(shape.counters_at..)? {
-            let at = (word & ((1 << INDEX_BITS) - 1)) as usize;
-            entries.get_mut(at)?.count = (word >> INDEX_BITS) + 2;
+        for &word in self.parts(&shape)?.counters {
+            entries.get_mut((word & INDEX) as usize)?.count = (word >> INDEX_BITS) + 2;
         }
         Some(entries)
+    }
+
+    /// The position in the high bits where bucket `bucket` starts (after its `bucket`-th
+    /// zero): from the sample before it, the zeros after that counted.
+    fn bucket_start(parts: &Parts, bucket: u64) -> Option<u64> {
+        let k = bucket / SAMPLE;
+        let position = match k {
+            0 => 0,
+            k => bits::get(parts.samples, (k - 1) * u64::from(SAMPLE_BITS), SAMPLE_BITS),
+        };
+        let mut need = bucket - k * SAMPLE;
+        if need == 0 {
+            return Some(position);
+        }
+        let mut w = (position / 64) as usize;
+        let mut zeros = !*parts.high.get(w)? & (u64::MAX << (position % 64));
+        loop {
+            match bits::select_or_count(zeros, need - 1) {
+                Ok(at) => {
+                    crate::compact::meter::add(w as u64 + 1 - position / 64);
+                    return Some(w as u64 * 64 + at + 1);
+                }
+                Err(n) => need -= n,
+            }
+            w += 1;
+            zeros = !*parts.high.get(w)?;
+        }
+    }
+
+    /// The index an entry of padded `value` has or would have, and whether it is held.
+    fn find(&self, shape: &Shape, value: u64) -> Option<(u64, bool)> {
+        let parts = self.parts(shape)?;
+        let (high, lows) = (parts.high, parts.lows);
+        let bucket = value >> shape.low;
+        let mut position = Self::bucket_start(&parts, bucket)?;
+        let mut index = position.checked_sub(bucket)?;
+        let want = value & bits::mask(shape.low);
+        while position < shape.high_bits && bits::bit(high, position) {
+            let low = bits::get(lows, index * u64::from(shape.low), shape.low);
+            if low >= want {
+                return Some((index, low == want));
+            }
+            index += 1;
+            position += 1;
+        }
+        Some((index, false))
+    }
+
+    /// How often entry `index` was added.
+    fn count(&self, shape: &Shape, index: u64) -> u64 {
+        let counters = self.parts(shape).map_or(&[][..], |p| p.counters);
+        let at = counters.partition_point(|w| w & INDEX < index);
+        match counters.get(at) {
+            Some(w) if w & INDEX == index => (w >> INDEX_BITS) + 2,
+            _ => 1,
+        }
     }
 
     /// Calls `found` with the length of every entry that is a prefix of `tail` (the hash
@@ -305,39 +422,30 @@ impl Segment {
         let Some(shape) = self.shape() else {
             return false;
         };
-        let high = &self.words[shape.high_at..shape.low_at];
-        let lows = &self.words[shape.low_at..shape.counters_at];
+        let Some(parts) = self.parts(&shape) else {
+            return false;
+        };
+        let (high, lows) = (parts.high, parts.lows);
         let block = shape.longest + 1 - shape.shortest;
         let first = prefix(tail, shape.shortest) << block;
         let end = first + (1u64 << block);
-        let bucket = first >> shape.low;
-        // The bucket starts after its `bucket`-th zero of the high bits.
-        let mut position = if bucket == 0 {
-            0
-        } else {
-            let (mut k, mut w) = (bucket - 1, 0usize);
-            loop {
-                let Some(&word) = high.get(w) else {
-                    return false;
-                };
-                let zeros = u64::from((!word).count_ones());
-                if k < zeros {
-                    break w as u64 * 64 + select(!word, k) + 1;
-                }
-                k -= zeros;
-                w += 1;
-            }
+        let mut zeros = first >> shape.low;
+        parts.prefetch_lows(&shape, zeros);
+        let Some(mut position) = Self::bucket_start(&parts, zeros) else {
+            return false;
         };
-        crate::compact::meter::add(position / 64 + 1);
-        let mut zeros = bucket;
         while position < shape.high_bits {
-            if bits_at(high, position, 1) == 0 {
+            if !bits::bit(high, position) {
+                // The next bucket's values start past the block: nothing more to read.
                 zeros += 1;
+                if zeros << shape.low >= end {
+                    break;
+                }
                 position += 1;
                 continue;
             }
             let i = position - zeros;
-            let value = (zeros << shape.low) | bits_at(lows, i * u64::from(shape.low), shape.low);
+            let value = (zeros << shape.low) | bits::get(lows, i * u64::from(shape.low), shape.low);
             if value >= end {
                 break;
             }
@@ -354,6 +462,12 @@ impl Segment {
         false
     }
 
+    /// Starts loading the words a lookup reads first (for batches).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::bloom::link::prefetch(self.words.as_ptr().cast());
+    }
+
     /// Whether an entry is a prefix of `tail`.
     #[inline]
     pub fn contains(&self, tail: u128) -> bool {
@@ -368,5 +482,26 @@ impl Segment {
             false
         });
         longest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_low_width_is_the_quotient_s_logarithm() {
+        for longest in 0..=MAX_LEN {
+            for entries in 1..=MAX_SEGMENT_ENTRIES {
+                let shape = Shape::of(entries, 0, 0, longest).unwrap();
+                let universe = 2u64 << longest;
+                let low = match universe / entries {
+                    0 => 0,
+                    q => 63 - q.leading_zeros(),
+                };
+                assert_eq!(shape.low, low, "{entries} entries, longest {longest}");
+                assert_eq!(shape.high_bits, entries + ((universe - 1) >> low) + 1);
+            }
+        }
     }
 }

@@ -106,6 +106,113 @@ fn segment_words_are_refused_unless_canonical() {
     assert!(Segment::encode(&too_many).is_none());
 }
 
+/// One count off the entry of `len` bits of `fingerprint` in sorted entries, as a delete
+/// takes it: `Some(true)` if the entry goes, `None` if it is not held.
+fn take_one(entries: &mut Vec<Entry>, len: u32, fingerprint: u64) -> Option<bool> {
+    let key = Entry {
+        len,
+        fingerprint,
+        count: 1,
+    }
+    .key();
+    let i = entries.binary_search_by_key(&key, Entry::key).ok()?;
+    if entries[i].count > 1 {
+        entries[i].count -= 1;
+        return Some(false);
+    }
+    entries.remove(i);
+    Some(true)
+}
+
+/// Adds and deletes made in the coded words give exactly the words of the changed entries
+/// coded afresh, with the bytes the edit announced: random segments of every length mix,
+/// counters (up to the most), voids, sizes up to the 4,096 bound.
+#[test]
+fn edits_in_place_write_what_coding_the_changed_entries_writes() {
+    let mut rng = Rng::new(21);
+    // Edits made in place and edits coded again: [insert, remove, count, recode].
+    let mut kinds = [0u32; 4];
+    for case in 0..500u64 {
+        let lengths: &[u32] = match case % 5 {
+            0 => &[12],
+            1 => &[0, 3, 9, 10, 11],
+            2 => &[1, 2, 60],
+            3 => &[20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31],
+            _ => &[18, 19],
+        };
+        let n = match case % 7 {
+            0 => MAX_SEGMENT_ENTRIES - rng.below(3),
+            k => 1 + rng.below([0, 3, 40, 300, 600, 1100, 2100][k as usize]),
+        };
+        let mut entries = random_entries(&mut rng, n, lengths);
+        let mut segment = Segment::encode(&entries).unwrap();
+        for step in 0..40 {
+            let mut expected = entries.clone();
+            let pick = |rng: &mut Rng| entries[rng.below(entries.len() as u64) as usize];
+            let (len, fingerprint) = if rng.below(3) == 0 && !entries.is_empty() {
+                let e = pick(&mut rng);
+                (e.len, e.fingerprint)
+            } else {
+                let len = lengths[rng.below(lengths.len() as u64) as usize];
+                (len, rng.next() & segment::bits_below(len))
+            };
+            let (edit, wanted) = if rng.below(3) == 0 {
+                let new = Entry {
+                    len,
+                    fingerprint,
+                    count: 1,
+                };
+                (
+                    segment.edit_add(len, fingerprint),
+                    add_entry(&mut expected, new),
+                )
+            } else {
+                let edit = match segment.is_empty() {
+                    true => None,
+                    false => segment.edit_delete(len, fingerprint),
+                };
+                (edit, take_one(&mut expected, len, fingerprint))
+            };
+            let at = format!("case {case} step {step}");
+            assert_eq!(edit.as_ref().map(|e| e.1), wanted, "{at}");
+            let Some((edit, _)) = edit else {
+                continue;
+            };
+            let bytes = edit.bytes();
+            kinds[match edit {
+                Edit::Insert { .. } => 0,
+                Edit::Remove { .. } => 1,
+                Edit::Count { .. } => 2,
+                Edit::Recode(_) => 3,
+            }] += 1;
+            segment.apply(edit);
+            assert_eq!(segment, Segment::encode(&expected).unwrap(), "{at}");
+            assert_eq!(segment.bytes(), bytes, "{at}");
+            entries = expected;
+        }
+    }
+    assert!(kinds.iter().all(|k| *k > 100), "{kinds:?}");
+}
+
+/// BF.MEXISTS's pipeline answers every item as a lookup of it alone would, in order, at
+/// every batch size around its stages.
+#[test]
+fn a_batch_answers_as_single_lookups_in_order() {
+    let mut filter = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    for i in 0..20_000 {
+        filter.add(&id(6, i), NO_LIMIT).unwrap();
+    }
+    for n in 0..40u64 {
+        // Present and absent items in turn.
+        let items: Vec<Vec<u8>> = (0..n).map(|i| id(6, i * 7 + ((i % 2) << 30))).collect();
+        let mut answers = Vec::new();
+        filter.contains_each(items.iter().map(Vec::as_slice), |found| answers.push(found));
+        let alone: Vec<bool> = items.iter().map(|item| filter.contains(item)).collect();
+        assert_eq!(answers, alone, "batch of {n}");
+        assert!(n < 2 || answers.iter().any(|a| *a) && answers.iter().any(|a| !*a));
+    }
+}
+
 /// Checks the derived fields against the segments.
 fn check_consistent(filter: &Segmented) {
     let entries: u64 = filter.directory.iter().map(Segment::len).sum();

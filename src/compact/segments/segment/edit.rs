@@ -1,0 +1,335 @@
+//! Adds and deletes made in a segment's coded words, without decoding them: an entry's
+//! value is one bit of the high bits and `low` bits of the low bits, so a new entry opens a
+//! one-bit gap in the first and a `low`-bit gap in the second, and the counters after it
+//! count one index further. Only when the low width or the longest length changes (a few
+//! times in a segment's life) is the segment coded again from its entries. The work is one
+//! pass over the segment's words at most, so it stays within the segment's bound.
+
+use super::super::{size_class, MAX_SEGMENT_ENTRIES};
+use super::{bits, padded, shift_samples, Entry, Parts, PartsMut, Segment, Shape};
+use super::{INDEX, INDEX_BITS, MAX_COUNT};
+
+/// A change to one segment, worked out before anything changes (a refused add changes
+/// nothing), then made by `Segment::apply`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// A new entry of padded `value` at `index`; `shape` is the segment's after.
+    Insert {
+        index: u64,
+        value: u64,
+        shape: Shape,
+    },
+    /// The entry of padded `value` at `index` (added once) removed; `shape` as after.
+    Remove {
+        index: u64,
+        value: u64,
+        shape: Shape,
+    },
+    /// Entry `index` now added `count` times; `words` after.
+    Count {
+        index: u64,
+        count: u64,
+        words: usize,
+    },
+    /// The segment coded again: its low width or longest length changes.
+    Recode(Segment),
+}
+
+impl Edit {
+    /// Bytes the segment's allocation takes after the edit.
+    pub fn bytes(&self) -> u64 {
+        let words = match self {
+            Edit::Insert { shape, .. } | Edit::Remove { shape, .. } => shape.words,
+            Edit::Count { words, .. } => *words,
+            Edit::Recode(s) => s.words.len(),
+        };
+        size_class(8 * words as u64)
+    }
+}
+
+/// Adds `new` to sorted entries: a new entry (`true`) or one more count of the one there;
+/// `None` when the segment is full or the count at its most.
+pub fn add_entry(entries: &mut Vec<Entry>, new: Entry) -> Option<bool> {
+    match entries.binary_search_by_key(&new.key(), Entry::key) {
+        Ok(i) => {
+            let e = entries.get_mut(i)?;
+            e.count = e.count.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
+            Some(false)
+        }
+        Err(i) if (entries.len() as u64) < MAX_SEGMENT_ENTRIES => {
+            entries.insert(i, new);
+            Some(true)
+        }
+        Err(_) => None,
+    }
+}
+
+/// Takes one count off the entry of `key`: `true` if it is gone; `None` if not held.
+fn remove_entry(entries: &mut Vec<Entry>, key: u64) -> Option<bool> {
+    let i = entries.binary_search_by_key(&key, Entry::key).ok()?;
+    let e = entries.get_mut(i)?;
+    if e.count > 1 {
+        e.count -= 1;
+        return Some(false);
+    }
+    entries.remove(i);
+    Some(true)
+}
+
+impl Segment {
+    /// The add of the entry of `len` bits of `fingerprint`: a new entry (`true`) or one more
+    /// count of the one there. `None` when the segment holds the most entries it may, or the
+    /// entry its most counts.
+    pub fn edit_add(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        let new = Entry {
+            len,
+            fingerprint,
+            count: 1,
+        };
+        if self.words.is_empty() {
+            return Some((Edit::Recode(Segment::encode(&[new])?), true));
+        }
+        let shape = self.shape()?;
+        crate::compact::meter::add(shape.entries);
+        if len > shape.longest {
+            return self.recoded(|entries| add_entry(entries, new));
+        }
+        let value = padded(len, fingerprint, shape.longest);
+        let (index, held) = self.find(&shape, value)?;
+        if held {
+            let count = self.count(&shape, index).checked_add(1);
+            let count = count.filter(|c| *c <= MAX_COUNT)?;
+            let words = shape.words + usize::from(count == 2);
+            return Some((
+                Edit::Count {
+                    index,
+                    count,
+                    words,
+                },
+                false,
+            ));
+        }
+        if shape.entries >= MAX_SEGMENT_ENTRIES {
+            return None;
+        }
+        let shortest = shape.shortest.min(len);
+        let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
+        if after.low != shape.low {
+            return self.recoded(|entries| add_entry(entries, new));
+        }
+        let edit = Edit::Insert {
+            index,
+            value,
+            shape: after,
+        };
+        Some((edit, true))
+    }
+
+    /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
+    /// entry goes. `None` when it is not held.
+    pub fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        let shape = self.shape()?;
+        crate::compact::meter::add(shape.entries);
+        if len > shape.longest {
+            return None;
+        }
+        let value = padded(len, fingerprint, shape.longest);
+        let (index, true) = self.find(&shape, value)? else {
+            return None;
+        };
+        let count = self.count(&shape, index);
+        if count > 1 {
+            let words = shape.words - usize::from(count == 2);
+            let count = count - 1;
+            return Some((
+                Edit::Count {
+                    index,
+                    count,
+                    words,
+                },
+                false,
+            ));
+        }
+        if shape.entries == 1 {
+            return Some((Edit::Recode(Segment::default()), true));
+        }
+        let (mut shortest, mut longest) = (shape.shortest, shape.longest);
+        if len == shortest || len == longest {
+            (shortest, longest) = self.lengths_without(&shape, index)?;
+        }
+        let after = Shape::of(shape.entries - 1, shape.counters, shortest, longest)?;
+        if longest != shape.longest || after.low != shape.low {
+            let key = Entry {
+                len,
+                fingerprint,
+                count: 1,
+            }
+            .key();
+            return self.recoded(|entries| remove_entry(entries, key));
+        }
+        let edit = Edit::Remove {
+            index,
+            value,
+            shape: after,
+        };
+        Some((edit, true))
+    }
+
+    /// The shortest and longest lengths held without entry `index`.
+    fn lengths_without(&self, shape: &Shape, index: u64) -> Option<(u32, u32)> {
+        let (mut shortest, mut longest, mut i) = (u32::MAX, 0, 0u64);
+        self.each_value(shape, |value| {
+            if i != index {
+                let len = shape.longest.saturating_sub(value.trailing_zeros());
+                shortest = shortest.min(len);
+                longest = longest.max(len);
+            }
+            i += 1;
+        })?;
+        Some((shortest, longest))
+    }
+
+    /// The segment coded again from its entries as `change` leaves them.
+    fn recoded(
+        &self,
+        change: impl FnOnce(&mut Vec<Entry>) -> Option<bool>,
+    ) -> Option<(Edit, bool)> {
+        let mut entries = self.decode()?;
+        let changed = change(&mut entries)?;
+        Some((Edit::Recode(Segment::encode(&entries)?), changed))
+    }
+
+    /// Makes an edit worked out on this segment by `edit_add` or `edit_delete`.
+    pub fn apply(&mut self, edit: Edit) {
+        let before = self.shape();
+        match (edit, before) {
+            (Edit::Recode(segment), _) => *self = segment,
+            (Edit::Count { index, count, .. }, Some(before)) => {
+                self.set_count(&before, index, count)
+            }
+            (
+                Edit::Insert {
+                    index,
+                    value,
+                    shape,
+                },
+                Some(before),
+            ) => {
+                self.lay_out(&before, &shape);
+                self.gap(&shape, &before, &shape, index, value);
+            }
+            (
+                Edit::Remove {
+                    index,
+                    value,
+                    shape,
+                },
+                Some(before),
+            ) => {
+                self.gap(&before, &before, &shape, index, value);
+                self.lay_out(&before, &shape);
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves the parts from where `from` lays them to where `to` does (a part's bits in
+    /// use fit in both).
+    fn lay_out(&mut self, from: &Shape, to: &Shape) {
+        if from.low_at == to.low_at && from.counters_at == to.counters_at && from.words == to.words
+        {
+            return;
+        }
+        let Some(from) = self.parts(from) else {
+            return;
+        };
+        let mut moved = Segment {
+            words: vec![0u64; to.words].into_boxed_slice(),
+        };
+        let Some(to) = moved.parts_mut(to) else {
+            return;
+        };
+        *to.header = self.words.first().copied().unwrap_or(0);
+        let pairs = [
+            (to.samples, from.samples),
+            (to.high, from.high),
+            (to.lows, from.lows),
+            (to.counters, from.counters),
+        ];
+        for (to, from) in pairs {
+            let n = to.len().min(from.len());
+            if let (Some(to), Some(from)) = (to.get_mut(..n), from.get(..n)) {
+                to.copy_from_slice(from);
+            }
+        }
+        *self = moved;
+    }
+
+    /// Opens or closes (as `after` holds one entry more or less) entry `index`'s place in
+    /// words laid out as `layout`, holding the entries of `before`, and sets the header to
+    /// `after`'s: one bit of the high bits and `low` bits of the low bits, the samples and
+    /// the counters after it moved by one.
+    fn gap(&mut self, layout: &Shape, before: &Shape, after: &Shape, index: u64, value: u64) {
+        let open = after.entries > before.entries;
+        let Some(PartsMut {
+            header,
+            samples,
+            high,
+            lows,
+            counters,
+        }) = self.parts_mut(layout)
+        else {
+            return;
+        };
+        *header = after.header();
+        let position = (value >> before.low) + index;
+        let low = u64::from(before.low);
+        let (at, used) = (index * low, before.entries * low);
+        if open {
+            bits::insert(high, position, before.high_bits, 1, 1);
+            bits::insert(lows, at, used, before.low, value & bits::mask(before.low));
+        } else {
+            bits::remove(high, position, before.high_bits, 1);
+            bits::remove(lows, at, used, before.low);
+        }
+        shift_samples(layout, samples, position, if open { 1 } else { -1 });
+        for c in counters.iter_mut() {
+            let i = *c & INDEX;
+            if i > index || (open && i == index) {
+                *c = if open { *c + 1 } else { *c - 1 };
+            }
+        }
+    }
+
+    /// Sets entry `index`'s count, adding or removing its counter word.
+    fn set_count(&mut self, shape: &Shape, index: u64, count: u64) {
+        let Some(Parts { counters, .. }) = self.parts(shape) else {
+            return;
+        };
+        let at = shape.counters_at + counters.partition_point(|w| w & INDEX < index);
+        let held = self.words.get(at).is_some_and(|w| w & INDEX == index);
+        let word = index | count.saturating_sub(2) << INDEX_BITS;
+        match (held, count > 1) {
+            (true, true) => {
+                if let Some(w) = self.words.get_mut(at) {
+                    *w = word;
+                }
+            }
+            (false, false) => {}
+            (held, _) => {
+                let mut words = std::mem::take(&mut self.words).into_vec();
+                if held {
+                    words.remove(at);
+                } else {
+                    words.reserve_exact(1);
+                    words.insert(at, word);
+                }
+                if let Some(header) = words.first_mut() {
+                    let counters = u64::from(!held) + shape.counters - u64::from(held);
+                    *header = Shape { counters, ..*shape }.header();
+                }
+                self.words = words.into_boxed_slice();
+            }
+        }
+    }
+}
