@@ -86,15 +86,21 @@ impl Directory {
     /// Drops the segments from `len` on (a load taken back), and the chunks left empty.
     pub fn truncate(&mut self, len: u64) {
         while self.len > len {
-            let (chunk, _) = place(self.len - 1);
-            if let Some(c) = self.chunks.get_mut(chunk) {
-                c.pop();
-                if c.is_empty() {
-                    self.chunks.pop();
+            match place(self.len - 1) {
+                (0, _) => self.first = Segment::default(),
+                (chunk, _) => {
+                    if let Some(c) = self.chunks.get_mut(chunk - 1) {
+                        c.pop();
+                        if c.is_empty() {
+                            self.chunks.pop();
+                        }
+                    }
                 }
             }
             self.len -= 1;
         }
+        // As pushes would have left it: the list of chunks exactly as long as it is.
+        self.chunks.shrink_to_fit();
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
@@ -133,6 +139,17 @@ mod tests {
         assert_eq!(d.len(), 9);
         assert!(d.get(8).is_some() && d.get(9).is_none());
         assert_eq!(d.iter().count(), 9);
+        // Taken back to a shorter directory, it is the one that many pushes make.
+        for len in [5, 2, 1, 0] {
+            let mut shorter = d.clone();
+            shorter.truncate(len);
+            let mut pushed = Directory::default();
+            for _ in 0..len {
+                pushed.push(Segment::default());
+            }
+            assert_eq!((shorter.len(), shorter.bytes()), (len, pushed.bytes()));
+            assert_eq!(shorter.iter().count() as u64, len);
+        }
         // One segment allocates nothing besides its words; the second brings chunk 1.
         let mut one = Directory::default();
         assert!(one.get(0).is_none() && one.iter().count() == 0);
