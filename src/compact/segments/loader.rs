@@ -77,13 +77,16 @@ impl Segmented {
         let fresh_bits = total_bits(error, first_level, level - first_level)
             .ok_or(LoadError::Invalid("error rate"))?;
         // No more items than the segments could count (what BF.CARD answers while they
-        // arrive, and an integer reply at every size).
+        // arrive, and an integer reply at every size). A filter without deletes counts adds
+        // that a full segment took into an entry it had (`Segmented::overflow`) too.
         let segments = (1u64 << level) + pointer;
-        let counts = if fields.deletable { MAX_COUNT } else { 1 };
-        let most = segments
-            .saturating_mul(MAX_SEGMENT_ENTRIES)
-            .saturating_mul(counts)
-            .min(i64::MAX as u64);
+        let most = match fields.deletable {
+            true => segments
+                .saturating_mul(MAX_SEGMENT_ENTRIES)
+                .saturating_mul(MAX_COUNT),
+            false => u64::MAX,
+        }
+        .min(i64::MAX as u64);
         if fields.items > most {
             return Err(LoadError::Invalid("item count"));
         }
@@ -163,13 +166,14 @@ impl Segmented {
         self.directory.truncate(len);
     }
 
-    /// Once every segment arrived, with `counted` the adds their entries count: every held
-    /// add is counted (splits copy voids, so there may be more counts).
+    /// Once every segment arrived, with `counted` the adds their entries count: in a
+    /// deletable filter every held add is counted (splits copy voids, so there may be more
+    /// counts), so deleting every add it holds never takes a count it has not.
     pub(crate) fn check_items(&self, counted: u64) -> Result<(), LoadError> {
         if self.directory.len() != self.expected_segments() {
             return Err(LoadError::Invalid("segment count"));
         }
-        if self.items > counted {
+        if self.deletable && self.items > counted {
             return Err(LoadError::Invalid("item count"));
         }
         Ok(())

@@ -249,7 +249,9 @@ impl Segmented {
         if present && !self.deletable {
             return Ok(false);
         }
-        let plan = self.plan(bits).ok_or(AddError::CannotGrow)?;
+        let Some(plan) = self.plan(bits) else {
+            return self.overflow(bits, budget).map(|()| !present);
+        };
         let before = self.bytes();
         if self.bytes_after(&plan) > budget.limit(before) {
             return Err(AddError::CannotGrow);
@@ -257,6 +259,83 @@ impl Segmented {
         self.commit(plan);
         self.items = self.items.saturating_add(1);
         Ok(!present)
+    }
+
+    /// An add of an item not held into a segment that holds the most entries a segment
+    /// may (only items aimed at it by a client that read the filter's secret fill one; issue
+    /// 35): the new entry and its nearest neighbour in the segment's order become one entry,
+    /// their common prefix, which matches both, so the segment takes the item without
+    /// growing. No added item ever reads absent; what rises is the rate of false positives
+    /// among items that land in that segment, until splits spread it. The work is the
+    /// segment's, as every add's. `CannotGrow` (nothing changed) when the segment has room
+    /// (the add was refused for another reason), the item's entry is held (its count is at
+    /// its most), or the budget refuses.
+    fn overflow(&mut self, bits: u128, budget: impl Budget) -> Result<(), AddError> {
+        let refused = AddError::CannotGrow;
+        let (at, tail) = self.locate(bits);
+        let segment = self.directory.get(at).ok_or(refused)?;
+        if segment.len() < MAX_SEGMENT_ENTRIES {
+            return Err(refused);
+        }
+        let len = self
+            .fresh_bits
+            .checked_sub(self.address_bits(at))
+            .ok_or(refused)?
+            .min(MAX_LEN);
+        let mut entries = segment.decode().ok_or(refused)?;
+        crate::compact::meter::add(entries.len() as u64);
+        let new = Entry {
+            len,
+            fingerprint: segment::prefix(tail, len),
+            count: 1,
+        };
+        let key = new.key();
+        let i = entries.partition_point(|e| e.key() < key);
+        if entries.get(i).is_some_and(|e| e.key() == key) {
+            return Err(refused);
+        }
+        // The top-aligned bits of an entry, and how many leading bits two entries share.
+        let top = |e: &Entry| e.fingerprint.checked_shl(64 - e.len).unwrap_or(0);
+        let common = |e: &Entry| {
+            let shared = (top(e) ^ top(&new)).leading_zeros();
+            shared.min(e.len).min(new.len)
+        };
+        let nearest = [i.checked_sub(1), Some(i)]
+            .into_iter()
+            .flatten()
+            .filter(|&j| j < entries.len())
+            .max_by_key(|&j| entries.get(j).map_or(0, common))
+            .ok_or(refused)?;
+        let near = entries.remove(nearest);
+        let shared = common(&near);
+        let merged = Entry {
+            len: shared,
+            fingerprint: top(&new).checked_shr(64 - shared).unwrap_or(0),
+            count: match self.deletable {
+                true => near.count.saturating_add(1).min(MAX_COUNT),
+                false => 1,
+            },
+        };
+        match entries.binary_search_by_key(&merged.key(), Entry::key) {
+            Ok(j) => {
+                let held = entries.get_mut(j).ok_or(refused)?;
+                held.count = match self.deletable {
+                    true => held.count.saturating_add(merged.count).min(MAX_COUNT),
+                    false => 1,
+                };
+            }
+            Err(j) => entries.insert(j, merged),
+        }
+        let recoded = Segment::encode(&entries).ok_or(refused)?;
+        let before = self.bytes();
+        if before - segment.bytes() + recoded.bytes() > budget.limit(before) {
+            return Err(refused);
+        }
+        let gone = self.directory.get(at).map_or(0, Segment::len) - recoded.len();
+        self.replace(at, recoded);
+        self.entries -= gone;
+        self.items = self.items.saturating_add(1);
+        Ok(())
     }
 
     /// The add of `bits`, with the split it brings if its new entry passes the threshold.

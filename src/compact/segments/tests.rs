@@ -384,31 +384,58 @@ fn the_secret_keys_the_placement() {
     assert_ne!(sizes(&a), sizes(&b));
 }
 
-/// Items chosen to share a segment (possible without a secret): the segment stops at its
-/// bound, refusing further new entries, and no add's work grows past it.
+/// Items chosen to share a segment (possible without a secret, or with a secret read from a
+/// dump): the segment stays at its bound, taking every further item into the common prefix
+/// of its nearest entry, so no add is refused, no item added (to it or to any other
+/// segment) reads absent, and no add's work grows past the bound. Plain and deletable.
 #[test]
-fn a_crowded_segment_stops_at_its_bound() {
-    let mut filter = Segmented::new(1, 0.01, false, 0, NO_LIMIT).unwrap();
-    let mut refused = 0;
-    let mut rng = Rng::new(11);
-    for i in 0..(MAX_SEGMENT_ENTRIES + 2000) {
-        // The first 4 bits of the string zero: always segment 0 at these sizes.
-        let hash = ItemHash {
-            a: rng.next() >> 4,
-            b: i,
-        };
-        crate::compact::meter::take();
-        match filter.add_hash(hash, NO_LIMIT) {
-            Ok(_) => {}
-            Err(AddError::CannotGrow) => refused += 1,
-            Err(e) => panic!("{e:?}"),
+fn a_crowded_segment_stays_at_its_bound_and_takes_every_item() {
+    for deletable in [false, true] {
+        let mut filter = Segmented::new(1, 0.01, deletable, 0, NO_LIMIT).unwrap();
+        let mut rng = Rng::new(11);
+        let mut added = Vec::new();
+        for i in 0..(MAX_SEGMENT_ENTRIES + 3000) {
+            // The first 4 bits of the string zero: always segment 0 at these sizes.
+            let hash = ItemHash {
+                a: rng.next() >> 4,
+                b: i,
+            };
+            crate::compact::meter::take();
+            assert_eq!(filter.add_hash(hash, NO_LIMIT).map(|_| ()), Ok(()));
+            let (work, _) = crate::compact::meter::take();
+            assert!(work <= 4 * MAX_SEGMENT_ENTRIES, "work {work}");
+            added.push(hash);
         }
-        let (work, _) = crate::compact::meter::take();
-        assert!(work <= 4 * MAX_SEGMENT_ENTRIES, "work {work}");
+        assert_eq!(filter.directory.get(0).unwrap().len(), MAX_SEGMENT_ENTRIES);
+        // Ordinary items go on landing everywhere, that segment included.
+        for i in 0..20_000 {
+            let other = ItemHash {
+                a: rng.next(),
+                b: i,
+            };
+            filter.add_hash(other, NO_LIMIT).unwrap();
+            added.push(other);
+        }
+        assert!(added.iter().all(|h| filter.contains_hash(*h)));
+        // A plain filter counts the adds of items that read absent.
+        match deletable {
+            true => assert_eq!(filter.len(), added.len() as u64),
+            false => assert!(filter.len() <= added.len() as u64),
+        }
+        check_consistent(&filter);
+        // It loads back as it is, and (deletable) every add deletes.
+        let words = filter.each_segment().map(|s| s.words().to_vec()).collect();
+        assert_eq!(
+            Segmented::from_parts(filter.fields(), words, NO_LIMIT).as_ref(),
+            Ok(&filter)
+        );
+        if deletable {
+            for h in &added {
+                assert_eq!(filter.delete_hash(*h), Ok(true));
+            }
+            assert_eq!(filter.len(), 0);
+        }
     }
-    assert!(refused > 0);
-    assert_eq!(filter.directory.get(0).unwrap().len(), MAX_SEGMENT_ENTRIES);
-    check_consistent(&filter);
 }
 
 /// F5 for segments: at the smallest error rate a filter is created with, every generation's
