@@ -298,20 +298,12 @@ impl StaticFilter {
             State::Frozen(frozen) => table_bytes(&frozen.table).len() as u64,
             State::Building(_) => parts.items.saturating_mul(8),
         };
-        let mut loaded = 0u64;
-        while loaded < expected {
-            let buffer = r.read_buffer()?;
-            if buffer.is_empty() || buffer.len() as u64 > MAX_CHUNK {
-                return Err(LoadError::Invalid("buffer of the wrong length"));
-            }
-            loaded += buffer.len() as u64;
-            // The iterator SCANDUMP returns with a chunk: one past its last byte (or hash).
-            let iter = i64::try_from(loaded + 1).map_err(|_| LoadError::TooLarge)?;
+        read_buffers(r, expected, |iter, buffer| {
             filter
-                .load_chunk(iter, &buffer, max_bytes)
-                .map_err(|_| LoadError::Invalid("buffer does not fit"))?;
-        }
-        if loaded != expected || filter.card() != parts.items {
+                .load_chunk(iter, buffer, max_bytes)
+                .map_err(|_| LoadError::Invalid("buffer does not fit"))
+        })?;
+        if filter.card() != parts.items {
             return Err(LoadError::Invalid("hashes do not match the item count"));
         }
         if state == STATE_STAGED {
@@ -331,25 +323,37 @@ impl StaticFilter {
         let room = max_bytes.saturating_sub(self.reported_bytes());
         self.begin_stage(&header, room).map_err(refused)?;
         let filled = r.read_unsigned()?;
-        let mut loaded = 0u64;
-        while loaded < filled {
-            let buffer = r.read_buffer()?;
-            if buffer.is_empty() || buffer.len() as u64 > MAX_CHUNK {
-                return Err(LoadError::Invalid("buffer of the wrong length"));
+        read_buffers(r, filled, |iter, buffer| {
+            match self.stage_chunk(iter, buffer) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(LoadError::Invalid("a stage's bytes out of order")),
+                Err(e) => Err(refused(e)),
             }
-            loaded += buffer.len() as u64;
-            let iter = i64::try_from(loaded + 1).map_err(|_| LoadError::TooLarge)?;
-            if !self.stage_chunk(iter, &buffer).map_err(refused)? {
-                return Err(LoadError::Invalid("a stage's bytes out of order"));
-            }
-        }
-        if loaded != filled {
-            return Err(LoadError::Invalid(
-                "a stage's bytes do not match its length",
-            ));
-        }
-        Ok(())
+        })
     }
+}
+
+/// Reads buffers of 1 byte to 16 MiB until they hold `total` bytes, handing each to `each`
+/// with the iterator SCANDUMP returns with a chunk: one past its last byte (or hash), plus one.
+fn read_buffers(
+    r: &mut impl RdbRead,
+    total: u64,
+    mut each: impl FnMut(i64, &[u8]) -> Result<(), LoadError>,
+) -> Result<(), LoadError> {
+    let mut loaded = 0u64;
+    while loaded < total {
+        let buffer = r.read_buffer()?;
+        if buffer.is_empty() || buffer.len() as u64 > MAX_CHUNK {
+            return Err(LoadError::Invalid("buffer of the wrong length"));
+        }
+        loaded += buffer.len() as u64;
+        let iter = i64::try_from(loaded + 1).map_err(|_| LoadError::TooLarge)?;
+        each(iter, &buffer)?;
+    }
+    if loaded != total {
+        return Err(LoadError::Invalid("buffers longer than the value says"));
+    }
+    Ok(())
 }
 
 /// The RDB's states: a builder, a frozen filter, a builder with a freeze's stage.

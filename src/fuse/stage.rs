@@ -234,6 +234,12 @@ impl StaticFilter {
         }
     }
 
+    /// How far the stage's table came (bytes propagated or received) and its length.
+    pub fn stage_progress(&self) -> Option<(u64, u64)> {
+        let stage = self.stage.as_deref()?;
+        Some((stage.filled, stage.value.table_len()))
+    }
+
     /// Bytes the stage holds (0 without one).
     pub fn stage_bytes(&self) -> u64 {
         self.stage
