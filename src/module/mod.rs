@@ -68,12 +68,6 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     }
     ffi::io::register_info(ctx.ctx);
     ffi::server::watch_memory(ctx.ctx);
-    if let Err(reason) =
-        ffi::keyspace::follow_generic_events(ctx.ctx, kinds::static_set::on_key_event)
-    {
-        ffi::log(c"warning", &reason);
-        return Status::Err;
-    }
     if let Err(reason) = ffi::config::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
         return Status::Err;

@@ -1,7 +1,7 @@
 //! The FFI room: the only files that call the raw module API. `raw` at the bottom (the `api!`
 //! macro, handle types, the log, the panic guards) imports nothing of the module; above it the
 //! global allocator, the clock, the server's memory state and admission, keys, the calling
-//! context of a command, the keyspace events followed, RDB/AOF/digest/defrag/INFO I/O for the type callbacks, the
+//! context of a command, RDB/AOF/digest/defrag/INFO I/O for the type callbacks, the
 //! registration of the settings and of the commands. May import `state` and the pure core; never `types`, `kinds` or
 //! `commands`.
 
@@ -14,7 +14,6 @@ pub mod command;
 pub mod config;
 pub mod io;
 pub mod key;
-pub mod keyspace;
 pub mod raw;
 pub mod registry;
 pub mod server;

@@ -297,8 +297,7 @@ impl Freeze {
             self.steps += 1;
             return Ok(());
         }
-        // The stage went with the builder's key (renamed or moved, and back).
-        let (header, _) = filter.staged().ok_or(STATIC_FREEZE_KEY_CHANGED)?;
+        let (header, _) = filter.staged().ok_or(STATIC_FREEZE_FAILED)?;
         // The job holds the builder's hashes too: `release` frees them.
         drop(
             filter
@@ -317,21 +316,6 @@ impl Freeze {
         if let Some(job) = self.job.take().filter(FreezeJob::is_last) {
             free_off_thread(job);
         }
-    }
-}
-
-/// A builder renamed or moved mid-freeze: the freeze stops at its next step (the key changed)
-/// and nothing will complete the stage it was propagating, so the stage goes, here and on
-/// every replica as it applies the same command; the builder is what it was before the
-/// freeze. (A builder renamed away and back in one MULTI loses its stage all the same, and
-/// its freeze stops.)
-pub fn on_key_event(ctx: Ctx, event: &CStr, name: RawString) {
-    if event != c"rename_to" && event != c"move_to" {
-        return;
-    }
-    let mut key = ctx.open_key(name, true);
-    if let Slot::Ours(filter) = key.slot::<StaticFilter>(&STATIC_TYPE) {
-        filter.stage = None;
     }
 }
 
