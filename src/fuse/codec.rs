@@ -9,14 +9,20 @@
 //! chunks: building: the hashes in increasing order, 8 bytes each, iterator 1 + index;
 //!         frozen: the table's packed slots, iterator 1 + byte offset (at most 16 MiB each)
 //! RDB:    state, error, capacity, items, width, segment length, segment count, seed, then
-//!         the same bytes as the chunks, as buffers of at most 16 MiB
+//!         the same bytes as the chunks, as buffers of at most 16 MiB; state 2 is a builder
+//!         with a freeze's stage (`stage`): the builder as state 0, then the stage's header
+//!         (a 60-byte buffer, a frozen header), the bytes of its table propagated so far, and
+//!         those bytes as buffers of at most 16 MiB
 //! ```
+//!
+//! State 2 keeps encoding version 1: every value without a stage is written as before, so an
+//! earlier bloomrs still reads it, and refuses a builder saved mid-freeze as an unknown state.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::table::{Shape, ShapeError, Table, PADDING};
-use super::{width_for, Frozen, State, StaticFilter, MAX_ITEMS};
+use super::{width_for, Frozen, StageError, State, StaticFilter, MAX_ITEMS};
 use crate::bloom::{chunk_in, load_chunk_in, ChunkError, HeaderError, MAX_CHUNK};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
@@ -238,7 +244,13 @@ impl StaticFilter {
 
     pub fn save(&self, w: &mut impl RdbWrite) {
         let p = self.parts();
-        w.write_unsigned(u64::from(p.frozen));
+        let staged = self.staged();
+        let state = match (p.frozen, &staged) {
+            (true, _) => STATE_FROZEN,
+            (false, None) => STATE_BUILDING,
+            (false, Some(_)) => STATE_STAGED,
+        };
+        w.write_unsigned(state);
         w.write_double(p.error);
         w.write_unsigned(p.capacity);
         w.write_unsigned(p.items);
@@ -251,6 +263,13 @@ impl StaticFilter {
             w.write_buffer(&bytes);
             iter = next;
         }
+        if let (STATE_STAGED, Some((header, bytes))) = (state, staged) {
+            w.write_buffer(&header);
+            w.write_unsigned(bytes.len() as u64);
+            for chunk in bytes.chunks(MAX_CHUNK as usize) {
+                w.write_buffer(chunk);
+            }
+        }
     }
 
     pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
@@ -259,11 +278,11 @@ impl StaticFilter {
         }
         let narrow = |v: u64, what| u32::try_from(v).map_err(|_| LoadError::Invalid(what));
         let state = r.read_unsigned()?;
-        if state > 1 {
+        if state > STATE_STAGED {
             return Err(LoadError::Invalid("unknown state"));
         }
         let parts = Parts {
-            frozen: state == 1,
+            frozen: state == STATE_FROZEN,
             error: r.read_double()?,
             capacity: r.read_unsigned()?,
             items: r.read_unsigned()?,
@@ -279,25 +298,68 @@ impl StaticFilter {
             State::Frozen(frozen) => table_bytes(&frozen.table).len() as u64,
             State::Building(_) => parts.items.saturating_mul(8),
         };
-        let mut loaded = 0u64;
-        while loaded < expected {
-            let buffer = r.read_buffer()?;
-            if buffer.is_empty() || buffer.len() as u64 > MAX_CHUNK {
-                return Err(LoadError::Invalid("buffer of the wrong length"));
-            }
-            loaded += buffer.len() as u64;
-            // The iterator SCANDUMP returns with a chunk: one past its last byte (or hash).
-            let iter = i64::try_from(loaded + 1).map_err(|_| LoadError::TooLarge)?;
+        read_buffers(r, expected, |iter, buffer| {
             filter
-                .load_chunk(iter, &buffer, max_bytes)
-                .map_err(|_| LoadError::Invalid("buffer does not fit"))?;
-        }
-        if loaded != expected || filter.card() != parts.items {
+                .load_chunk(iter, buffer, max_bytes)
+                .map_err(|_| LoadError::Invalid("buffer does not fit"))
+        })?;
+        if filter.card() != parts.items {
             return Err(LoadError::Invalid("hashes do not match the item count"));
+        }
+        if state == STATE_STAGED {
+            filter.load_stage(r, max_bytes)?;
         }
         Ok(filter)
     }
+
+    /// A builder's stage as `save` wrote it: its header must be this builder's freeze (the
+    /// effects' validator), and its bytes within the table, in order.
+    fn load_stage(&mut self, r: &mut impl RdbRead, max_bytes: u64) -> Result<(), LoadError> {
+        let refused = |e: StageError| match e {
+            StageError::TooLarge => LoadError::TooLarge,
+            _ => LoadError::Invalid("a stage that is not this builder's freeze"),
+        };
+        let header = r.read_buffer()?;
+        let room = max_bytes.saturating_sub(self.reported_bytes());
+        self.begin_stage(&header, room).map_err(refused)?;
+        let filled = r.read_unsigned()?;
+        read_buffers(r, filled, |iter, buffer| {
+            match self.stage_chunk(iter, buffer) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(LoadError::Invalid("a stage's bytes out of order")),
+                Err(e) => Err(refused(e)),
+            }
+        })
+    }
 }
+
+/// Reads buffers of 1 byte to 16 MiB until they hold `total` bytes, handing each to `each`
+/// with the iterator SCANDUMP returns with a chunk: one past its last byte (or hash), plus one.
+fn read_buffers(
+    r: &mut impl RdbRead,
+    total: u64,
+    mut each: impl FnMut(i64, &[u8]) -> Result<(), LoadError>,
+) -> Result<(), LoadError> {
+    let mut loaded = 0u64;
+    while loaded < total {
+        let buffer = r.read_buffer()?;
+        if buffer.is_empty() || buffer.len() as u64 > MAX_CHUNK {
+            return Err(LoadError::Invalid("buffer of the wrong length"));
+        }
+        loaded += buffer.len() as u64;
+        let iter = i64::try_from(loaded + 1).map_err(|_| LoadError::TooLarge)?;
+        each(iter, &buffer)?;
+    }
+    if loaded != total {
+        return Err(LoadError::Invalid("buffers longer than the value says"));
+    }
+    Ok(())
+}
+
+/// The RDB's states: a builder, a frozen filter, a builder with a freeze's stage.
+const STATE_BUILDING: u64 = 0;
+const STATE_FROZEN: u64 = 1;
+const STATE_STAGED: u64 = 2;
 
 /// A table's bytes without its padding (what chunks carry).
 pub(super) fn table_bytes(table: &Table) -> &[u8] {

@@ -42,8 +42,9 @@ pub struct StaticFilter {
     /// The capacity given at creation (a hint: a builder takes more).
     pub capacity: u64,
     pub state: State,
-    /// A frozen value arriving in steps (`stage`): on a replica or an AOF replay, between a
-    /// freeze's `STAGE` and `COMMIT`. Never stored: it is the builder that is saved.
+    /// A frozen value on its way in steps (`stage`), between a freeze's `STAGE` and `COMMIT`:
+    /// on the primary as it propagates, on a replica or an AOF replay as it arrives. Saved
+    /// with the builder (as far as it was propagated), never copied.
     pub stage: Option<Box<Stage>>,
 }
 
@@ -155,13 +156,17 @@ impl StaticFilter {
             return Err(AddError::Frozen);
         };
         let set = Arc::get_mut(set).ok_or(AddError::Freezing)?;
-        // A write makes any stage a table of other items.
-        self.stage = None;
         if set.len() >= MAX_ITEMS && !set.contains(hash) {
             return Err(AddError::CannotGrow);
         }
         let room = FilterBudget(budget);
-        set.insert(hash, &room).map_err(|_| AddError::CannotGrow)
+        let added = set.insert(hash, &room).map_err(|_| AddError::CannotGrow)?;
+        // A new item makes any stage a table of other items. An item held already changes
+        // nothing (and is not propagated), so the stage stays, as it does on replicas.
+        if added {
+            self.stage = None;
+        }
+        Ok(added)
     }
 
     pub fn add(&mut self, item: &[u8], budget: &impl Budget) -> Result<bool, AddError> {

@@ -6,11 +6,15 @@
 //! builder), `CHUNK`s (the table's bytes in order), then `COMMIT` (the header again: the
 //! builder becomes the frozen value). Until `COMMIT` the key is the builder, answering reads.
 //!
-//! The stage lives only in memory, beside the builder: RDB, DUMP, AOF rewrite, COPY and
-//! SCANDUMP see the builder alone. So a replica that resynced (or restarted, or an AOF
-//! rewritten) mid-way holds the builder without a stage: later `CHUNK`s are ignored and
-//! `COMMIT` builds the same table from the builder's hashes (construction is deterministic)
-//! and checks it against the header. Any write to the builder drops its stage.
+//! The stage is part of the builder's value while the freeze propagates, on the primary (the
+//! whole table, with how much of it was propagated) and wherever the effects arrive (the
+//! table as far as it came): RDB, DUMP and AOF rewrite carry the stage's header and the bytes
+//! propagated so far (`codec`), so a snapshot taken mid-way holds exactly what the stream
+//! after it completes, and a replica that resynced or restarted mid-way (or an AOF rewritten
+//! mid-way, then replayed) still gets the table in steps. COPY and SCANDUMP see the builder
+//! alone. Any write to the builder drops its stage. A `COMMIT` that finds no whole stage (an
+//! AOF written before stages were stored) builds the same table from the builder's hashes
+//! (construction is deterministic) and checks it against the header.
 
 use std::sync::Arc;
 
@@ -25,7 +29,8 @@ pub const STEP_BYTES: u64 = 4 << 20;
 #[derive(Debug, PartialEq)]
 pub struct Stage {
     value: StaticFilter,
-    /// Bytes of the table received, from its start.
+    /// Bytes of the table propagated (on the primary) or received (elsewhere), from its
+    /// start: what a snapshot of the stage holds.
     filled: u64,
 }
 
@@ -69,16 +74,16 @@ impl StaticFilter {
         }
     }
 
-    /// The step of a frozen value's table that starts at byte `from`, or None past the end
-    /// (or for a builder).
-    pub fn step_at(&self, from: u64) -> Option<Step<'_>> {
+    /// The step of at most `max` bytes of a frozen value's table that starts at byte `from`,
+    /// or None past the end (or for a builder).
+    pub fn step_at(&self, from: u64, max: u64) -> Option<Step<'_>> {
         let State::Frozen(frozen) = &self.state else {
             return None;
         };
         let bytes = table_bytes(&frozen.table);
         let start = usize::try_from(from).ok()?;
         let rest = bytes.get(start..).filter(|rest| !rest.is_empty())?;
-        let len = rest.len().min(STEP_BYTES as usize);
+        let len = rest.len().min(usize::try_from(max).ok()?.max(1));
         let next = from.checked_add(len as u64)?;
         Some(Step {
             next,
@@ -109,6 +114,36 @@ impl StaticFilter {
         let value = self.frozen_for(header, max_bytes)?;
         self.stage = Some(Box::new(Stage { value, filled: 0 }));
         Ok(())
+    }
+
+    /// On the primary: the frozen value a freeze built, as this builder's stage with nothing
+    /// propagated yet. Its header (for `STAGE`).
+    pub fn stage_frozen(&mut self, frozen: Frozen) -> Vec<u8> {
+        let value = self.frozen_value(frozen);
+        let header = value.encode_header();
+        self.stage = Some(Box::new(Stage { value, filled: 0 }));
+        header
+    }
+
+    /// On the primary: the next step of at most `max` bytes of the stage's table, counted as
+    /// propagated; None once it is all propagated (or without a stage).
+    pub fn next_step(&mut self, max: u64) -> Option<Step<'_>> {
+        let Stage { value, filled } = self.stage.as_deref_mut()?;
+        let step = value.step_at(*filled, max)?;
+        *filled = step.next;
+        Some(step)
+    }
+
+    /// The stage's header and the bytes of its table propagated so far: what RDB, DUMP, the
+    /// AOF rewrite and the digest hold of it.
+    pub fn staged(&self) -> Option<(Vec<u8>, &[u8])> {
+        let stage = self.stage.as_deref()?;
+        let State::Frozen(frozen) = &stage.value.state else {
+            return None;
+        };
+        let filled = usize::try_from(stage.filled).ok()?;
+        let bytes = table_bytes(&frozen.table).get(..filled)?;
+        Some((stage.value.encode_header(), bytes))
     }
 
     /// `CHUNK`: the next bytes of the stage's table, at LOADCHUNK iterator `iter`. Without a
@@ -147,34 +182,48 @@ impl StaticFilter {
     }
 
     /// `COMMIT`: the builder becomes the frozen value the header describes: its stage's table
-    /// when the stage is whole and is that value, else one built here from the builder's
-    /// hashes, which must come out as the header says. Hands back the builder's hashes (to be
-    /// freed off the main thread).
+    /// when the stage is whole and is that value (checked against this builder when it was
+    /// staged), else one built here from the builder's hashes, which must come out as the
+    /// header says. Hands back the builder's hashes (to be freed off the main thread).
     pub fn commit_stage(
         &mut self,
         header: &[u8],
         max_bytes: u64,
     ) -> Result<Arc<HashSet>, StageError> {
-        let expected = self.frozen_for(header, max_bytes)?;
         let staged = self.stage.take().and_then(|stage| {
             let whole = stage.filled == stage.value.table_len();
             (whole && stage.value.encode_header() == header).then_some(stage.value)
         });
         let value = match staged {
             Some(value) => value,
-            None => {
-                let job = self.freeze_job().ok_or(StageError::BadData)?;
-                let built = self.frozen_value(job.run().map_err(|_| StageError::BadData)?);
-                if built.encode_header() != expected.encode_header() {
-                    return Err(StageError::BadData);
-                }
-                built
-            }
+            None => self.rebuilt(header, max_bytes)?,
         };
+        if self.is_frozen() {
+            return Err(StageError::NotBuilding);
+        }
         match std::mem::replace(&mut self.state, value.state) {
             State::Building(set) => Ok(set),
             State::Frozen(_) => Err(StageError::NotBuilding),
         }
+    }
+
+    /// Whether `COMMIT` with this header would take the stage (rather than build the table).
+    pub fn stage_is_whole(&self, header: &[u8]) -> bool {
+        self.stage.as_deref().is_some_and(|stage| {
+            stage.filled == stage.value.table_len() && stage.value.encode_header() == header
+        })
+    }
+
+    /// The frozen value a header describes, built from this builder's hashes on the calling
+    /// thread (seconds at 100M items): only for a `COMMIT` without its stage.
+    fn rebuilt(&self, header: &[u8], max_bytes: u64) -> Result<StaticFilter, StageError> {
+        let expected = self.frozen_for(header, max_bytes)?;
+        let job = self.freeze_job().ok_or(StageError::BadData)?;
+        let built = self.frozen_value(job.run().map_err(|_| StageError::BadData)?);
+        if built.encode_header() != expected.encode_header() {
+            return Err(StageError::BadData);
+        }
+        Ok(built)
     }
 
     /// Bytes of a frozen value's table without its padding (0 for a builder).
@@ -183,6 +232,12 @@ impl StaticFilter {
             State::Frozen(frozen) => table_bytes(&frozen.table).len() as u64,
             State::Building(_) => 0,
         }
+    }
+
+    /// How far the stage's table came (bytes propagated or received) and its length.
+    pub fn stage_progress(&self) -> Option<(u64, u64)> {
+        let stage = self.stage.as_deref()?;
+        Some((stage.filled, stage.value.table_len()))
     }
 
     /// Bytes the stage holds (0 without one).

@@ -311,7 +311,7 @@ fn staged(builder: &StaticFilter, frozen: &StaticFilter, skip: &[usize]) -> Stat
     replica.begin_stage(&header, u64::MAX).unwrap();
     let mut from = 0;
     let mut index = 0;
-    while let Some(step) = frozen.step_at(from) {
+    while let Some(step) = frozen.step_at(from, STEP_BYTES) {
         if !skip.contains(&index) {
             let applied = replica.stage_chunk(step.iter, step.bytes).unwrap();
             assert_eq!(applied, replica.stage.is_some());
@@ -333,7 +333,10 @@ fn a_frozen_value_arrives_in_steps_and_replaces_the_builder() {
         let items = hashes(n, n + 7);
         let builder = builder_of(&items, error);
         let frozen = frozen_of(&items, error);
-        let steps = std::iter::successors(frozen.step_at(0), |s| frozen.step_at(s.next)).count();
+        let steps = std::iter::successors(frozen.step_at(0, STEP_BYTES), |s| {
+            frozen.step_at(s.next, STEP_BYTES)
+        })
+        .count();
         assert_eq!(steps as u64, table_len(&frozen).div_ceil(STEP_BYTES));
         assert_eq!(staged(&builder, &frozen, &[]), frozen, "{n}");
         // A replica that resynced mid-way has no stage: COMMIT builds the same table.
@@ -386,4 +389,133 @@ fn freeze_effects_that_do_not_fit_are_refused() {
         f.commit_stage(&header, u64::MAX),
         Err(StageError::NotBuilding)
     );
+}
+
+/// The primary's side of a freeze: `frozen`'s table as the builder's stage, `steps` steps of
+/// `step` bytes propagated.
+fn primary_mid_freeze(
+    builder: &StaticFilter,
+    frozen: &StaticFilter,
+    step: u64,
+    steps: usize,
+) -> StaticFilter {
+    let mut primary = builder.clone();
+    let State::Frozen(table) = frozen.clone().state else {
+        panic!("not frozen");
+    };
+    assert_eq!(primary.stage_frozen(table), frozen.encode_header());
+    for _ in 0..steps {
+        assert!(primary.next_step(step).is_some());
+    }
+    primary
+}
+
+#[test]
+fn a_snapshot_mid_freeze_holds_what_the_steps_after_it_complete() {
+    let items = hashes(30_000, 21);
+    let builder = builder_of(&items, 0.01);
+    let frozen = frozen_of(&items, 0.01);
+    let step = 4096;
+    let total = table_len(&frozen).div_ceil(step) as usize;
+    for steps in [0, 1, total / 2, total] {
+        let mut primary = primary_mid_freeze(&builder, &frozen, step, steps);
+        // RDB (and so DUMP and a full sync) carries the stage as far as it was propagated.
+        let mut replica = through_rdb(&primary).unwrap();
+        assert_eq!(replica.staged(), primary.staged(), "{steps}");
+        assert!(!replica.is_frozen() && replica.contains_hash(items[0]));
+        // The steps after the snapshot complete both; COMMIT takes the stage, no build.
+        while let Some(next) = primary.next_step(step) {
+            let (iter, bytes) = (next.iter, next.bytes.to_vec());
+            assert_eq!(replica.stage_chunk(iter, &bytes), Ok(true));
+        }
+        let header = frozen.encode_header();
+        assert!(primary.stage_is_whole(&header) && replica.stage_is_whole(&header));
+        primary.commit_stage(&header, u64::MAX).unwrap();
+        replica.commit_stage(&header, u64::MAX).unwrap();
+        assert_eq!(primary, frozen);
+        assert_eq!(replica, frozen);
+    }
+}
+
+#[test]
+fn a_held_item_keeps_the_stage_a_new_one_drops_it() {
+    let items = hashes(2000, 22);
+    let builder = builder_of(&items, 0.01);
+    let frozen = frozen_of(&items, 0.01);
+    let mut b = builder.clone();
+    b.begin_stage(&frozen.encode_header(), u64::MAX).unwrap();
+    assert_eq!(b.add_hash(items[5], &u64::MAX), Ok(false));
+    assert!(b.stage.is_some());
+    assert_eq!(b.add_hash(1, &u64::MAX), Ok(true));
+    assert!(b.stage.is_none());
+    // A copy has no stage; a builder without one saves as before (state 0).
+    let staged = primary_mid_freeze(&builder, &frozen, 1024, 1);
+    assert!(staged.clone().stage.is_none());
+    let mut rdb = MemoryRdb::new();
+    builder.save(&mut rdb);
+    assert_eq!(rdb.fields.front(), Some(&crate::rdb::Field::Unsigned(0)));
+}
+
+/// A mid-freeze RDB value with its stage's fields changed by `edit` (on the fields after
+/// the builder's: the header buffer, the byte count, the byte buffers).
+fn crafted_stage(
+    edit: impl FnOnce(&mut Vec<crate::rdb::Field>),
+) -> Result<StaticFilter, crate::rdb::LoadError> {
+    let items = hashes(3000, 23);
+    let primary = primary_mid_freeze(&builder_of(&items, 0.01), &frozen_of(&items, 0.01), 512, 3);
+    let mut rdb = MemoryRdb::new();
+    primary.save(&mut rdb);
+    let mut fields: Vec<_> = rdb.fields.into_iter().collect();
+    edit(&mut fields);
+    StaticFilter::load(
+        &mut MemoryRdb {
+            fields: fields.into(),
+        },
+        ENCODING_VERSION,
+        u64::MAX,
+    )
+}
+
+#[test]
+fn crafted_mid_freeze_values_are_refused() {
+    use crate::rdb::Field::{Buffer, Unsigned};
+    assert!(crafted_stage(|_| {}).is_ok());
+    let n = |f: &Vec<crate::rdb::Field>| f.len();
+    // The stage's header: another item count, a builder's header, garbage.
+    let other = frozen_of(&hashes(2999, 23), 0.01).encode_header();
+    let builder = builder_of(&[], 0.01).encode_header();
+    for header in [other, builder, vec![0u8; 60], vec![]] {
+        let refused = crafted_stage(|f| {
+            let at = n(f) - 3;
+            f[at] = Buffer(header.clone());
+        });
+        assert!(refused.is_err());
+    }
+    // More bytes said than there are, or past the table; a buffer too long; a frozen value
+    // or a builder whose state says a stage that is not there.
+    assert!(crafted_stage(|f| {
+        let at = n(f) - 2;
+        f[at] = Unsigned(2048);
+    })
+    .is_err());
+    assert!(crafted_stage(|f| {
+        let at = n(f) - 2;
+        f[at] = Unsigned(1 << 40);
+        f.push(Buffer(vec![0; 1 << 20]));
+    })
+    .is_err());
+    assert!(crafted_stage(|f| {
+        let at = n(f) - 1;
+        f[at] = Buffer(vec![0; 513]);
+    })
+    .is_err());
+    assert!(crafted_stage(|f| {
+        f[0] = Unsigned(3);
+    })
+    .is_err());
+    assert!(crafted_stage(|f| {
+        let len = n(f) - 3;
+        f.truncate(len);
+    })
+    .is_err());
 }

@@ -104,6 +104,46 @@ pub fn emit_loadchunk(
     }
 }
 
+/// The AOF rewrite's handle, as a type's `aof_rewrite` callback receives it.
+pub type AofIo = raw::RedisModuleIO;
+
+/// Emits `command key <word> [<iterator>] <bytes>` into an AOF rewrite.
+pub fn emit_effect(
+    io: *mut AofIo,
+    command: &CStr,
+    key: RawString,
+    word: &CStr,
+    iter: Option<i64>,
+    bytes: &[u8],
+) {
+    let data = bytes.as_ptr().cast::<c_char>();
+    // SAFETY: `io` is the live AOF handle; format "scb" = Redis string, C string, buffer+len,
+    // "sclb" with a long long before the buffer.
+    unsafe {
+        match iter {
+            Some(iter) => api!(RedisModule_EmitAOF)(
+                io,
+                command.as_ptr(),
+                c"sclb".as_ptr(),
+                key,
+                word.as_ptr(),
+                iter as std::ffi::c_longlong,
+                data,
+                bytes.len(),
+            ),
+            None => api!(RedisModule_EmitAOF)(
+                io,
+                command.as_ptr(),
+                c"scb".as_ptr(),
+                key,
+                word.as_ptr(),
+                data,
+                bytes.len(),
+            ),
+        }
+    }
+}
+
 /// Feeds a digest (DEBUG DIGEST-VALUE).
 pub struct Digest {
     pub md: *mut raw::RedisModuleDigest,

@@ -3,15 +3,17 @@
 //!
 //! `BF.FREEZE` builds the filter off the main thread from a shared snapshot of the builder's
 //! hashes while the client waits; meanwhile the builder answers reads and refuses writes
-//! (`AddError::Freezing`). The main thread then swaps the filter in (O(1)) if the key still
-//! holds that builder, and propagates the frozen value itself as effects (`UNLINK`, then
-//! `BF.LOADCHUNK` of its header and chunks, then the key's `PEXPIREAT`), so replicas and the
-//! AOF load it through the one validator and never build it on their main thread. A key that
+//! (`AddError::Freezing`). The main thread then makes the frozen value the builder's stage and
+//! propagates it in steps (`BF.FREEZE key STAGE/CHUNK/COMMIT`, `src/fuse/stage.rs`), one per
+//! event-loop turn, then swaps it in (O(1)) if the key still holds that builder; replicas and
+//! the AOF take it through the one validator and never build it on their main thread. The
+//! stage is saved with the builder (RDB, DUMP, AOF rewrite), so a replica or an AOF that
+//! joins mid-way gets the rest of the table in the same steps. A key that
 //! was deleted, renamed, overwritten, flushed or expired meanwhile is left as it is, and the
 //! freeze answers that nothing was frozen. Inside MULTI or a script, where a client cannot
 //! block, builders up to [`SYNC_MAX_ITEMS`] freeze at once and larger ones are refused.
 
-use std::ffi::CStr;
+use std::ffi::{c_void, CStr};
 
 use redis_module::native_types::RedisType;
 
@@ -20,10 +22,12 @@ use super::{
 };
 use crate::bloom::{format_g, AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
-use crate::fuse::{BuildError, FreezeJob, Frozen, State, StaticFilter, ENCODING_VERSION, MAGIC};
+use crate::fuse::{
+    BuildError, FreezeJob, Frozen, State, StaticFilter, ENCODING_VERSION, MAGIC, STEP_BYTES,
+};
 use crate::module::ffi::blocking::{run_in_background, Background};
-use crate::module::ffi::io::Digest;
-use crate::module::ffi::{Args, Ctx, RawString, Slot};
+use crate::module::ffi::io::{emit_effect, value_ref, AofIo, Digest};
+use crate::module::ffi::{guard, log, Args, Ctx, RawString, Slot};
 use crate::module::state::errors::*;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
 use crate::module::types::{callbacks, filter_value};
@@ -35,11 +39,31 @@ pub const SYNC_MAX_ITEMS: u64 = 100_000;
 pub static STATIC_TYPE: RedisType = RedisType::new(
     "bloomrsST",
     ENCODING_VERSION,
-    callbacks::<StaticFilter>(
-        Some(aof_rewrite::<StaticFilter>),
-        Some(digest::<StaticFilter>),
-    ),
+    callbacks::<StaticFilter>(Some(aof_rewrite_static), Some(digest::<StaticFilter>)),
 );
+
+/// AOF rewrite: the builder or the frozen filter as `BF.LOADCHUNK`s, then a builder's stage
+/// as the freeze's effects that made it (`STAGE` and the `CHUNK`s propagated so far), so the
+/// rest of the freeze's effects, after the rewrite, complete it on replay.
+///
+/// # Safety
+/// Called by Redis with a live AOF handle, the key's name and a value of this type.
+unsafe extern "C" fn aof_rewrite_static(io: *mut AofIo, key: RawString, value: *mut c_void) {
+    aof_rewrite::<StaticFilter>(io, key, value);
+    guard((), || {
+        let Some((header, bytes)) = value_ref::<StaticFilter>(value).and_then(|v| v.staged())
+        else {
+            return;
+        };
+        emit_effect(io, c"BF.FREEZE", key, c"STAGE", None, &header);
+        let mut end = 0u64;
+        for step in bytes.chunks(STEP_BYTES as usize) {
+            end += step.len() as u64;
+            let iter = i64::try_from(end + 1).unwrap_or(i64::MAX);
+            emit_effect(io, c"BF.FREEZE", key, c"CHUNK", Some(iter), step);
+        }
+    })
+}
 
 filter_value!(StaticFilter, "a static set", |value, defrag| value
     .relocate(|hashes| defrag.vec(hashes), |slots| defrag.vec(slots)));
@@ -133,7 +157,10 @@ impl BloomValue for StaticFilter {
                 )
             }
         };
-        vec![line]
+        let stage = self.stage_progress().map(|(filled, table)| {
+            format!("stage:{filled} of:{table} (a freeze's table, propagated in steps)")
+        });
+        std::iter::once(line).chain(stage).collect()
     }
 
     fn header(&self) -> Vec<u8> {
@@ -148,12 +175,17 @@ impl BloomValue for StaticFilter {
         StaticFilter::load_chunk(self, iter, data, max_bytes)
     }
 
+    /// The value as RDB holds it: the header and chunks, then a stage's header and bytes.
     fn digest(&self, digest: &mut Digest) {
         digest.add_bytes(&self.encode_header());
         let mut iter = 1;
         while let Some((next, bytes)) = StaticFilter::chunk_at(self, iter) {
             digest.add_bytes(&bytes);
             iter = next;
+        }
+        if let Some((header, bytes)) = self.staged() {
+            digest.add_bytes(&header);
+            digest.add_bytes(bytes);
         }
     }
 }
@@ -184,13 +216,15 @@ struct Freeze {
     /// The builder's hashes, shared while the freeze runs (the builder refuses writes).
     job: Option<FreezeJob>,
     key: Vec<u8>,
+    /// The construction's result, until it becomes the builder's stage.
     result: Option<Result<Frozen, BuildError>>,
-    /// The frozen value being propagated, and the table byte its next step starts at.
-    value: Option<StaticFilter>,
-    sent: u64,
+    /// Steps of the table propagated.
+    steps: u64,
     outcome: Option<Result<(), &'static CStr>>,
     /// Whether it started on a (writable) replica, whose writes are its own.
     on_replica: bool,
+    /// Whether it runs in steps across event-loop turns (not inside MULTI or a script).
+    background: bool,
 }
 
 impl Background for Freeze {
@@ -226,10 +260,12 @@ impl Background for Freeze {
 }
 
 impl Freeze {
-    /// One step: the first propagates the frozen value's header (`STAGE`), each next one a
-    /// step of its table (`CHUNK`), the last swaps it in (`COMMIT`). Each checks first that
-    /// the server is still a primary and the key still holds the builder the freeze started
-    /// from.
+    /// One step: the first makes the frozen value the builder's stage and propagates its
+    /// header (`STAGE`), each next one a step of its table (`CHUNK`), the last swaps it in
+    /// (`COMMIT`). Each checks first that the server is still a primary and the key still
+    /// holds the builder the freeze started from, with its stage. The stage is part of the
+    /// value, so a snapshot (a replica's full sync, a save, an AOF rewrite) taken between two
+    /// steps holds what the steps after it complete.
     fn advance(&mut self, ctx: Ctx, name: RawString) -> Result<(), &'static CStr> {
         // A primary demoted meanwhile follows its new primary's stream: its keys are not ours
         // to change any more.
@@ -242,31 +278,32 @@ impl Freeze {
             Slot::Ours(filter) if filter.is_frozen_by(job) => filter,
             _ => return Err(STATIC_FREEZE_KEY_CHANGED),
         };
-        let Some(value) = &self.value else {
-            let frozen = match self.result.take() {
-                Some(Ok(frozen)) => frozen,
-                Some(Err(BuildError::TooLarge)) => return Err(STATIC_FREEZE_MEMORY),
-                _ => return Err(STATIC_FREEZE_FAILED),
+        if let Some(result) = self.result.take() {
+            let frozen = match result {
+                Ok(frozen) => frozen,
+                Err(BuildError::TooLarge) => return Err(STATIC_FREEZE_MEMORY),
+                Err(_) => return Err(STATIC_FREEZE_FAILED),
             };
-            let value = filter.frozen_value(frozen);
-            ctx.replicate(c"BF.FREEZE", name, &[b"STAGE", &value.encode_header()]);
-            self.value = Some(value);
+            let header = filter.stage_frozen(frozen);
+            ctx.replicate(c"BF.FREEZE", name, &[b"STAGE", &header]);
             return Ok(());
-        };
-        if let Some(step) = value.step_at(self.sent) {
+        }
+        if self.background && held(self.steps) {
+            return Ok(());
+        }
+        if let Some(step) = filter.next_step(step_bytes()) {
             let iter = step.iter.to_string();
             ctx.replicate(c"BF.FREEZE", name, &[b"CHUNK", iter.as_bytes(), step.bytes]);
-            self.sent = step.next;
+            self.steps += 1;
             return Ok(());
         }
-        let header = value.encode_header();
-        let frozen = match self.value.take().map(|value| value.state) {
-            Some(State::Frozen(frozen)) => frozen,
-            _ => return Err(STATIC_FREEZE_FAILED),
-        };
-        if !filter.adopt(job, frozen) {
-            return Err(STATIC_FREEZE_KEY_CHANGED);
-        }
+        let (header, _) = filter.staged().ok_or(STATIC_FREEZE_FAILED)?;
+        // The job holds the builder's hashes too: `release` frees them.
+        drop(
+            filter
+                .commit_stage(&header, u64::MAX)
+                .map_err(|_| STATIC_FREEZE_FAILED)?,
+        );
         ctx.replicate(c"BF.FREEZE", name, &[b"COMMIT", &header]);
         ctx.notify(c"bf.freeze", name);
         self.outcome = Some(Ok(()));
@@ -279,6 +316,27 @@ impl Freeze {
         if let Some(job) = self.job.take().filter(FreezeJob::is_last) {
             free_off_thread(job);
         }
+    }
+}
+
+/// Table bytes a freeze propagates per step (the fault-injection build may make them fewer).
+fn step_bytes() -> u64 {
+    #[cfg(feature = "fault-injection")]
+    if let Some(bytes) = crate::module::state::fault::freeze_step_bytes() {
+        return bytes;
+    }
+    STEP_BYTES
+}
+
+/// Whether a freeze that propagated `steps` steps waits (only where the fault-injection
+/// build was asked to hold it).
+fn held(steps: u64) -> bool {
+    #[cfg(feature = "fault-injection")]
+    return crate::module::state::fault::freeze_held(steps);
+    #[cfg(not(feature = "fault-injection"))]
+    {
+        let _ = steps;
+        false
     }
 }
 
@@ -323,13 +381,13 @@ pub fn freeze(ctx: Ctx, args: Args) -> CommandResult {
         job: Some(job),
         key: args.bytes(1).to_vec(),
         result: None,
-        value: None,
-        sent: 0,
+        steps: 0,
         outcome: None,
         on_replica: ctx.is_replica(),
+        background: ctx.may_block(),
     };
     drop(key);
-    if ctx.may_block() {
+    if freeze.background {
         return run_in_background(ctx, Box::new(freeze)).map_err(|_| STATIC_FREEZE_THREAD.into());
     }
     if items > SYNC_MAX_ITEMS {
@@ -372,6 +430,13 @@ fn freeze_effect(ctx: Ctx, args: Args) -> CommandResult {
             filter.stage_chunk(iter, args.bytes(4))?;
         }
         (b"COMMIT", 4) => {
+            if !filter.stage_is_whole(args.bytes(3)) {
+                log(
+                    c"warning",
+                    "bloomrs: BF.FREEZE COMMIT without its whole stage (an AOF written before \
+                     stages were saved): building the table on the main thread",
+                );
+            }
             free_off_thread(filter.commit_stage(args.bytes(3), limit)?);
             ctx.notify(c"bf.freeze", key_name);
         }
