@@ -43,11 +43,11 @@ use placement::address;
 
 /// Entries per segment before the next split (on average over the directory).
 pub const SEGMENT_ITEMS: u64 = 512;
-/// The most distinct entries one segment may hold: an add that would pass it is refused and
-/// the loader refuses a segment past it, so no command's work on a segment grows beyond
-/// it. Random items reach it with probability far below `2^-1000` (a segment holds
-/// `SEGMENT_ITEMS` to twice that on average); items chosen to collide cannot be found
-/// without the filter's secret.
+/// The most distinct entries one segment may hold: an add that would pass it folds its item
+/// into an entry there (`Segmented::overflow`) and the loader refuses a segment past it, so
+/// no command's work on a segment grows beyond it. Random items reach it with probability far
+/// below `2^-1000` (a segment holds `SEGMENT_ITEMS` to twice that on average); items chosen
+/// to collide cannot be found without the filter's secret.
 pub const MAX_SEGMENT_ENTRIES: u64 = 8 * SEGMENT_ITEMS;
 /// The longest fingerprint an entry holds.
 pub const MAX_LEN: u32 = 60;
@@ -240,8 +240,9 @@ impl Segmented {
     }
 
     /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the
-    /// budget refused the memory the add (and the split it brings) needs, or its segment
-    /// holds the most entries a segment may; nothing changed then.
+    /// budget refused the memory the add (and the split it brings) needs, or the directory
+    /// is at its largest; nothing changed then. A segment at its bound takes the item into
+    /// an entry it holds (`overflow`).
     pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
         let bits = placement_bits(hash, self.secret);
         let (at, tail) = self.locate(bits);
