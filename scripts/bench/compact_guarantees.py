@@ -23,6 +23,7 @@ Usage: compact_guarantees.py [--bloomrs PATH] [--quick] [--dups N] [--items N] [
        [--only dups|longest]
 """
 
+import json
 import statistics
 import sys
 import time
@@ -180,6 +181,13 @@ def main():
     if args.quick:
         args.dups, args.rounds, args.items, args.chunk = 100_000, 3, 1_000_000, 100_000
     data = {"machine": describe(), "module": args.bloomrs.rsplit("/", 1)[-1]}
+    if args.only:
+        # One section measured again: the other one is kept from the file.
+        try:
+            with open(args.out, encoding="utf-8") as kept:
+                data = {**json.load(kept), **data}
+        except (OSError, ValueError):
+            pass
     if args.only != "longest":
         print("== duplicate cost", file=sys.stderr)
         data["duplicates"] = duplicate_cost(args.bloomrs, args.dups, args.rounds)
