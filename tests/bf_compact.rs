@@ -241,10 +241,11 @@ fn replicas_hold_the_primarys_compact_filters() {
     }
 }
 
-/// A doubling is an allocation like any other: refused over the limits, leaving the filter
-/// as it was.
+/// Growth is an allocation like any other (issue 35, finding 2, against the segments: no add
+/// copies the filter or allocates outside admission): an add whose segment, or the split it
+/// brings, would pass the limit is refused, leaving the filter as it was.
 #[test]
-fn a_doubling_over_the_limit_is_refused() {
+fn growth_over_the_limit_is_refused() {
     let s = Server::start();
     let mut c = s.client();
     assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "10", "COMPACT"), ok());
@@ -269,7 +270,7 @@ fn a_doubling_over_the_limit_is_refused() {
     assert_eq!(
         call!(c, "BF.RESERVE", "big", "0.01", "1000", "COMPACT"),
         ok(),
-        "the first table is the smallest, whatever the hint"
+        "a new filter is one segment, whatever the hint"
     );
 }
 
