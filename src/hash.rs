@@ -75,6 +75,34 @@ pub fn murmur2(key: &[u8], seed: u32) -> u32 {
     h
 }
 
+/// Answers a lookup for every item in order, a few items behind the one being hashed:
+/// `locate` hashes an item and starts loading the memory its lookup reads, `lookup` answers
+/// from what `locate` returned, so the cache misses of consecutive items overlap
+/// (`BF.MEXISTS` on filters larger than the caches).
+#[inline]
+pub fn lookahead<'a, H: Copy + Default>(
+    items: impl Iterator<Item = &'a [u8]>,
+    mut locate: impl FnMut(&[u8]) -> H,
+    lookup: impl Fn(H) -> bool,
+    mut answer: impl FnMut(bool),
+) {
+    const AHEAD: usize = 8;
+    let mut ring = [H::default(); AHEAD];
+    let mut queued = 0usize;
+    for item in items {
+        let located = locate(item);
+        let slot = queued % AHEAD;
+        if queued >= AHEAD {
+            answer(lookup(ring[slot]));
+        }
+        ring[slot] = located;
+        queued += 1;
+    }
+    for k in queued.saturating_sub(AHEAD)..queued {
+        answer(lookup(ring[k % AHEAD]));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

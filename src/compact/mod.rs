@@ -309,24 +309,18 @@ impl Compact {
     pub fn contains_each<'a>(
         &self,
         items: impl Iterator<Item = &'a [u8]>,
-        mut answer: impl FnMut(bool),
+        answer: impl FnMut(bool),
     ) {
-        const AHEAD: usize = 8;
-        let mut ring = [ItemHash::default(); AHEAD];
-        let mut queued = 0usize;
-        for item in items {
-            let hash = Self::hash(item);
-            self.prefetch(hash);
-            let slot = queued % AHEAD;
-            if queued >= AHEAD {
-                answer(self.contains_hash(ring[slot]));
-            }
-            ring[slot] = hash;
-            queued += 1;
-        }
-        for k in queued.saturating_sub(AHEAD)..queued {
-            answer(self.contains_hash(ring[k % AHEAD]));
-        }
+        crate::hash::lookahead(
+            items,
+            |item| {
+                let hash = Self::hash(item);
+                self.prefetch(hash);
+                hash
+            },
+            |hash| self.contains_hash(hash),
+            answer,
+        );
     }
 
     /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the

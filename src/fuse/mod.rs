@@ -196,22 +196,16 @@ impl StaticFilter {
             items.for_each(|item| answer(self.contains(item)));
             return;
         };
-        const AHEAD: usize = 8;
-        let mut ring = [0u64; AHEAD];
-        let mut count = 0usize;
-        for item in items {
-            let hash = Self::hash(item);
-            frozen.table.prefetch(hash);
-            let slot = &mut ring[count % AHEAD];
-            if count >= AHEAD {
-                answer(frozen.table.contains(*slot));
-            }
-            *slot = hash;
-            count += 1;
-        }
-        for i in count.saturating_sub(AHEAD)..count {
-            answer(frozen.table.contains(ring[i % AHEAD]));
-        }
+        crate::hash::lookahead(
+            items,
+            |item| {
+                let hash = Self::hash(item);
+                frozen.table.prefetch(hash);
+                hash
+            },
+            |hash| frozen.table.contains(hash),
+            answer,
+        );
     }
 
     /// Distinct items held.

@@ -213,26 +213,20 @@ impl Segmented {
     pub fn contains_each<'a>(
         &self,
         items: impl Iterator<Item = &'a [u8]>,
-        mut answer: impl FnMut(bool),
+        answer: impl FnMut(bool),
     ) {
-        const AHEAD: usize = 8;
-        let mut ring = [0u128; AHEAD];
-        let mut queued = 0usize;
-        for item in items {
-            let bits = placement_bits(Self::hash(item), self.secret);
-            if let Some(segment) = self.directory.get(self.locate(bits).0) {
-                segment.prefetch();
-            }
-            let slot = queued % AHEAD;
-            if queued >= AHEAD {
-                answer(self.contains_bits(ring[slot]));
-            }
-            ring[slot] = bits;
-            queued += 1;
-        }
-        for k in queued.saturating_sub(AHEAD)..queued {
-            answer(self.contains_bits(ring[k % AHEAD]));
-        }
+        crate::hash::lookahead(
+            items,
+            |item| {
+                let bits = placement_bits(Self::hash(item), self.secret);
+                if let Some(segment) = self.directory.get(self.locate(bits).0) {
+                    segment.prefetch();
+                }
+                bits
+            },
+            |bits| self.contains_bits(bits),
+            answer,
+        );
     }
 
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
@@ -253,8 +247,10 @@ impl Segmented {
         let Some(plan) = self.plan(bits) else {
             return self.overflow(bits, budget).map(|()| !present);
         };
-        let before = self.bytes();
-        if self.bytes_after(&plan) > budget.limit(before) {
+        // Only an add that takes more memory asks the budget (most take none: a segment's
+        // allocation grows by size classes), as the chain asks only for a new link.
+        let (before, after) = (self.bytes(), self.bytes_after(&plan));
+        if after > before && after > budget.limit(before) {
             return Err(AddError::CannotGrow);
         }
         self.commit(plan);
@@ -329,7 +325,8 @@ impl Segmented {
         }
         let recoded = Segment::encode(&entries).ok_or(refused)?;
         let before = self.bytes();
-        if before - segment.bytes() + recoded.bytes() > budget.limit(before) {
+        let after = before - segment.bytes() + recoded.bytes();
+        if after > before && after > budget.limit(before) {
             return Err(refused);
         }
         let gone = self.directory.get(at).map_or(0, Segment::len) - recoded.len();
