@@ -116,6 +116,7 @@ const WORDS: &[&str] = &[
     "NOCREATE",
     "COUNTING",
     "BLOCKED",
+    "COMPACT",
     "ITEMS",
     "WINDOW",
     "GENERATIONS",
@@ -333,12 +334,15 @@ fn plausible_command(rng: &mut Rng) -> Vec<Vec<u8>> {
                 "STATIC".into(),
             ],
         },
-        // Counting, non-scaling and windowed creation through BF.INSERT, with a hot item that
-        // saturates counters and fills small non-scaling filters.
+        // Counting, non-scaling, windowed and compact creation through BF.INSERT, with a hot
+        // item that saturates counters, fills small non-scaling filters and is counted by
+        // compact counting ones.
         24 => {
             let mut words = vec!["BF.INSERT".to_string(), bf];
-            match rng.below(4) {
+            match rng.below(6) {
                 0 => words.push("COUNTING".into()),
+                3 => words.push("COMPACT".into()),
+                4 => words.extend(["COMPACT".into(), "COUNTING".into()]),
                 1 => words.extend(["COUNTING".into(), "NONSCALING".into()]),
                 2 => words.extend([
                     "WINDOW".into(),
