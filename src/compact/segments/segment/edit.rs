@@ -6,7 +6,7 @@
 //! pass over the segment's words at most, so it stays within the segment's bound.
 
 use super::super::{size_class, MAX_SEGMENT_ENTRIES};
-use super::{bits, padded, shift_samples, Entry, Parts, PartsMut, Segment, Shape};
+use super::{bits, shift_samples, Entry, Parts, PartsMut, Segment, Shape};
 use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
 /// A change to one segment, worked out before anything changes (a refused add changes
@@ -91,10 +91,10 @@ impl Segment {
         }
         let shape = self.shape()?;
         crate::compact::meter::add(shape.entries);
-        if len > shape.longest {
+        if !shape.holds_length(len) {
             return self.recoded(|entries| add_entry(entries, new));
         }
-        let value = padded(len, fingerprint, shape.longest);
+        let value = shape.value(len, fingerprint);
         let (index, held) = self.find(&shape, value)?;
         if held {
             let count = self.count(&shape, index).checked_add(1);
@@ -130,10 +130,10 @@ impl Segment {
     pub fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
         let shape = self.shape()?;
         crate::compact::meter::add(shape.entries);
-        if len > shape.longest {
+        if !shape.holds_length(len) {
             return None;
         }
-        let value = padded(len, fingerprint, shape.longest);
+        let value = shape.value(len, fingerprint);
         let (index, true) = self.find(&shape, value)? else {
             return None;
         };
@@ -158,7 +158,7 @@ impl Segment {
             (shortest, longest) = self.lengths_without(&shape, index)?;
         }
         let after = Shape::of(shape.entries - 1, shape.counters, shortest, longest)?;
-        if longest != shape.longest || after.low != shape.low {
+        if longest != shape.longest || after.width != shape.width || after.low != shape.low {
             let key = Entry {
                 len,
                 fingerprint,
@@ -180,7 +180,7 @@ impl Segment {
         let (mut shortest, mut longest, mut i) = (u32::MAX, 0, 0u64);
         self.each_value(shape, |value| {
             if i != index {
-                let len = shape.longest.saturating_sub(value.trailing_zeros());
+                let len = shape.entry(value).map_or(0, |e| e.len);
                 shortest = shortest.min(len);
                 longest = longest.max(len);
             }
