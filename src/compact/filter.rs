@@ -21,8 +21,9 @@ const OLDER_FORM: u64 = 1;
 pub enum CompactFilter {
     Segments(Segmented),
     /// Encoding 4's chunks arriving: every item reads absent and writes are refused until
-    /// the last one.
-    Arriving(Arrival),
+    /// the last one. Boxed, as the rare forms are, so that every complete filter takes the
+    /// segment filter's size alone (its flag leaves room for the tag).
+    Arriving(Box<Arrival>),
     /// An older encoding's chunks arriving (its table not complete yet): as above.
     Older(Box<Compact>),
 }
@@ -115,7 +116,10 @@ impl CompactFilter {
         let own = segments::size_class(std::mem::size_of::<CompactFilter>() as u64);
         let held = match self {
             CompactFilter::Segments(f) => f.bytes() - segments::OVERHEAD,
-            CompactFilter::Arriving(a) => a.filter().bytes() - segments::OVERHEAD,
+            CompactFilter::Arriving(a) => {
+                let own = segments::size_class(std::mem::size_of::<Arrival>() as u64);
+                own + a.filter().bytes() - segments::OVERHEAD
+            }
             CompactFilter::Older(c) => c.bytes(),
         };
         own + held
@@ -207,7 +211,7 @@ impl CompactFilter {
     pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CompactFilter, HeaderError> {
         match segments::header_version(bytes) {
             Some(SEGMENTS_HEADER) => {
-                Arrival::from_header(bytes, max_bytes).map(CompactFilter::Arriving)
+                Arrival::from_header(bytes, max_bytes).map(|a| CompactFilter::Arriving(Box::new(a)))
             }
             _ => Compact::from_header(bytes, max_bytes).map(|c| CompactFilter::Older(Box::new(c))),
         }
@@ -269,7 +273,7 @@ impl CompactFilter {
                 SEGMENT_FORM => {
                     return Ok(match segments::load(r, max_bytes)? {
                         Loaded::Complete(f) => CompactFilter::Segments(f),
-                        Loaded::Arriving(a) => CompactFilter::Arriving(a),
+                        Loaded::Arriving(a) => CompactFilter::Arriving(Box::new(a)),
                     })
                 }
                 OLDER_FORM => Compact::load(r, DOUBLING_ENCODING, max_bytes)?,
