@@ -14,8 +14,8 @@
 //! split moves bits without losing any. The entries added while the directory has `2^level`
 //! to `2^(level+1)` segments (generation `level - first_level`) are at most
 //! `SEGMENT_ITEMS · 2^level` (twice that for the first), and get `total_bits(g)` bits in
-//! all, enough for `share(g)` of the rate; the shares sum to 1, so the rate stays within
-//! the requested one at every size (for filters that only add; deletes followed by adds
+//! all, enough for `share(g)` of the rate and what earlier generations' whole bits left
+//! unused; the shares sum to 1, so the rate stays within the requested one at every size (for filters that only add; deletes followed by adds
 //! can hold more entries of one generation than it was sized for).
 //!
 //! Deletes take one count off the longest entry matching the item in its segment, which
@@ -84,11 +84,48 @@ pub fn share(g: u32) -> f64 {
 }
 
 /// Bits of the string (address and fingerprint) generation `g`'s entries hold, for a
-/// filter created with `2^first_level` segments or more.
+/// filter created with `2^first_level` segments or more: the fewest whole bits that keep
+/// the generation's entries within the rate it may use, its share and what the generations
+/// before it left unused. Whole bits use less than the share asked (at 1 % a generation's
+/// entries match 0.049 of the rate where its share is 0.075); the rest is carried on, so a
+/// later generation gets a bit less whenever what is carried allows it, and the rate used by
+/// generations `0..=g` never passes the sum of their shares: the bound holds at every size.
+/// Only exact arithmetic (products, quotients, powers of two) decides, so every machine
+/// finds the same bits.
 pub fn total_bits(error: f64, first_level: u32, g: u32) -> Option<u32> {
-    let most = (SEGMENT_ITEMS as f64) * f64::from(first_level + g + u32::from(g == 0)).exp2();
-    let bits = (most / (share(g) * error)).log2().ceil();
-    (bits.is_finite() && bits <= f64::from(first_level + g + MAX_LEN)).then_some(bits as u32)
+    let mut carried = 0.0;
+    let mut bits = 0;
+    for i in 0..=g {
+        let most = (SEGMENT_ITEMS as f64)
+            * power_of_two(i32::try_from(first_level + i + u32::from(i == 0)).ok()?);
+        let allowed = share(i) + carried;
+        bits = whole_log2(most / (allowed * error))?;
+        let used = most * power_of_two(-i32::try_from(bits).ok()?) / error;
+        // Generation 0's rest is not carried: generation 1's entries then hold as many bits
+        // as its own, so the first segments keep one length and pay no marker bit
+        // (`segment`), which is worth more there than a bit off generation 1.
+        carried = match i {
+            0 => 0.0,
+            _ => (allowed - used).max(0.0),
+        };
+    }
+    (bits <= first_level + g + MAX_LEN).then_some(bits)
+}
+
+/// `2^k`, exactly (`k` within the normal exponents).
+fn power_of_two(k: i32) -> f64 {
+    f64::from_bits(((1023 + k.clamp(-1022, 1023)) as u64) << 52)
+}
+
+/// The smallest whole `b` with `x <= 2^b`, read from `x`'s exponent and mantissa; `None`
+/// unless `x` is finite and at least 1.
+fn whole_log2(x: f64) -> Option<u32> {
+    if !(1.0..f64::MAX).contains(&x) {
+        return None;
+    }
+    let raw = x.to_bits();
+    let exponent = ((raw >> 52) & 0x7ff) as u32 - 1023;
+    Some(exponent + u32::from(raw & ((1 << 52) - 1) != 0))
 }
 
 /// Address bits of segment `at` in a directory split to `pointer` at `level`.

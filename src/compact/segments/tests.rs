@@ -361,7 +361,7 @@ fn a_refused_add_changes_nothing() {
     }
     let cap = filter.bytes();
     let mut refused = 0;
-    for i in 3000..3100 {
+    for i in 3000..4000 {
         let before = filter.clone();
         if filter.add(&id(4, i), cap) == Err(AddError::CannotGrow) {
             assert_eq!(filter, before);
@@ -445,4 +445,41 @@ fn the_smallest_error_rate_holds_up_to_the_largest_directory() {
     let up_to_largest = |e: f64| (0..MAX_LEVEL).all(|g| total_bits(e, 0, g).is_some());
     assert!(up_to_largest(crate::compact::MIN_ERROR));
     assert!(!up_to_largest(crate::compact::MIN_ERROR / 2.0));
+}
+
+/// The schedule's bound: the generations up to any `g`, each full, match an absent item
+/// with at most the sum of their shares of the rate (so at most the rate), though whole bits
+/// carried forward let some generations hold a bit less than their own share asks; and no
+/// generation holds more bits than its share alone asks.
+#[test]
+fn carried_rounding_keeps_every_generation_within_the_rate() {
+    let mut saved = 0;
+    for error in [
+        0.5,
+        0.1,
+        0.01,
+        0.0123,
+        0.001,
+        1e-6,
+        1e-9,
+        crate::compact::MIN_ERROR,
+    ] {
+        for first_level in [0, 1, 5] {
+            let (mut used, mut shares) = (0.0, 0.0);
+            for g in 0..MAX_LEVEL - first_level {
+                let Some(bits) = total_bits(error, first_level, g) else {
+                    break;
+                };
+                let most =
+                    SEGMENT_ITEMS as f64 * f64::from(first_level + g + u32::from(g == 0)).exp2();
+                used += most * f64::from(bits).exp2().recip() / error;
+                shares += share(g);
+                assert!(used <= shares * (1.0 + 1e-12), "{error} {first_level} {g}");
+                let alone = (most / (share(g) * error)).log2().ceil() as u32;
+                assert!(bits <= alone, "{error} {first_level} {g}: {bits} > {alone}");
+                saved += alone - bits;
+            }
+        }
+    }
+    assert!(saved > 0);
 }
