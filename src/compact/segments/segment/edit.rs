@@ -6,7 +6,7 @@
 //! pass over the segment's words at most, so it stays within the segment's bound.
 
 use super::super::{size_class, MAX_SEGMENT_ENTRIES};
-use super::{bits, padded, shift_samples, Entry, Parts, PartsMut, Segment, Shape};
+use super::{bits, padded, shift_samples, Coder, Entry, Parts, PartsMut, Segment, Shape};
 use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
 /// A change to one segment, worked out before anything changes (a refused add changes
@@ -92,7 +92,7 @@ impl Segment {
         let shape = self.shape()?;
         crate::compact::meter::add(shape.entries);
         if len > shape.longest {
-            return self.recoded(|entries| add_entry(entries, new));
+            return self.grown(&shape, len, fingerprint);
         }
         let value = padded(len, fingerprint, shape.longest);
         let (index, held) = self.find(&shape, value)?;
@@ -115,7 +115,7 @@ impl Segment {
         let shortest = shape.shortest.min(len);
         let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
         if after.low != shape.low {
-            return self.recoded(|entries| add_entry(entries, new));
+            return self.grown(&shape, len, fingerprint);
         }
         let edit = Edit::Insert {
             index,
@@ -123,6 +123,39 @@ impl Segment {
             shape: after,
         };
         Some((edit, true))
+    }
+
+    /// The add of a new entry that changes the low width or the longest length held (a few
+    /// times in a segment's life, but at every generation's start in every segment): the
+    /// segment coded again, its values read from the words and written shifted to the new
+    /// longest length, the new one among them, without decoding entries.
+    fn grown(&self, shape: &Shape, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        let shortest = shape.shortest.min(len);
+        let after = Shape::of(
+            shape.entries + 1,
+            shape.counters,
+            shortest,
+            shape.longest.max(len),
+        )?;
+        let new = padded(len, fingerprint, after.longest);
+        let shift = after.longest - shape.longest;
+        let mut coder = Coder::new(after);
+        let mut index = None;
+        self.each_value(shape, |value| {
+            let value = value << shift;
+            if index.is_none() && value > new {
+                index = Some(coder.pushed);
+                coder.push(new);
+            }
+            coder.push(value);
+        })?;
+        let index = index.unwrap_or(coder.pushed);
+        if index == coder.pushed {
+            coder.push(new);
+        }
+        let counters = self.parts(shape)?.counters.iter();
+        let counters = counters.map(|w| w + u64::from(w & INDEX >= index));
+        Some((Edit::Recode(coder.finish(counters)?), true))
     }
 
     /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
