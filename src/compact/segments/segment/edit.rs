@@ -266,36 +266,44 @@ impl Segment {
         }
     }
 
-    /// Moves the parts from where `from` lays them to where `to` does (a part's bits in
-    /// use fit in both).
+    /// Moves the parts from where `from` lays them to where `to` does (shapes one entry
+    /// apart, so every part starts at or after where it did when `to` holds more, at or
+    /// before when it holds fewer; a part's bits in use fit in both), in the same allocation
+    /// resized (in place while its size class holds).
     fn lay_out(&mut self, from: &Shape, to: &Shape) {
-        if from.low_at == to.low_at && from.counters_at == to.counters_at && from.words == to.words
-        {
+        let spans = |s: &Shape| {
+            [
+                (s.high_at, s.low_at),
+                (s.low_at, s.counters_at),
+                (s.counters_at, s.words),
+            ]
+        };
+        let (old, new) = (spans(from), spans(to));
+        if old == new || self.words.len() != from.words {
             return;
         }
-        let Some(from) = self.parts(from) else {
-            return;
+        let mut words = std::mem::take(&mut self.words).into_vec();
+        words.reserve_exact(to.words.saturating_sub(from.words));
+        words.resize(from.words.max(to.words), 0);
+        // Growing, the last part moves first (into room past the end); shrinking, the first.
+        let order = match to.words > from.words {
+            true => [2, 1, 0],
+            false => [0, 1, 2],
         };
-        let mut moved = Segment {
-            words: vec![0u64; to.words].into_boxed_slice(),
-        };
-        let Some(to) = moved.parts_mut(to) else {
-            return;
-        };
-        *to.header = self.words.first().copied().unwrap_or(0);
-        let pairs = [
-            (to.samples, from.samples),
-            (to.high, from.high),
-            (to.lows, from.lows),
-            (to.counters, from.counters),
-        ];
-        for (to, from) in pairs {
-            let n = to.len().min(from.len());
-            if let (Some(to), Some(from)) = (to.get_mut(..n), from.get(..n)) {
-                to.copy_from_slice(from);
+        let moves = order.map(|p| old.get(p).zip(new.get(p)));
+        for (&(from_start, from_end), &(to_start, to_end)) in moves.into_iter().flatten() {
+            let n = from_end
+                .saturating_sub(from_start)
+                .min(to_end.saturating_sub(to_start));
+            if from_start + n <= words.len() && to_start + n <= words.len() {
+                words.copy_within(from_start..from_start + n, to_start);
+            }
+            if let Some(rest) = words.get_mut(to_start + n..to_end) {
+                rest.fill(0);
             }
         }
-        *self = moved;
+        words.truncate(to.words);
+        self.words = words.into_boxed_slice();
     }
 
     /// Opens or closes (as `after` holds one entry more or less) entry `index`'s place in
