@@ -209,7 +209,7 @@ impl Coder {
     }
 
     /// Writes the samples of the buckets up to `bucket`, which start after `before` entries.
-    #[inline]
+    #[inline(always)]
     fn samples_to(&mut self, bucket: u64, before: u64) {
         let words = &mut self.segment.words;
         while self.sample <= self.shape.samples && self.sample * SAMPLE <= bucket {
@@ -220,7 +220,7 @@ impl Coder {
     }
 
     /// Writes the next entry's padded value (above the one before, within the shape).
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, value: u64) {
         let shape = self.shape;
         let i = self.pushed;
@@ -236,9 +236,9 @@ impl Coder {
         let bucket = value >> shape.low;
         self.samples_to(bucket, i);
         let words = &mut self.segment.words;
-        bits::put(words, shape.high_at as u64 * 64 + bucket + i, 1, 1);
+        bits::or(words, shape.high_at as u64 * 64 + bucket + i, 1, 1);
         let low_at = shape.low_at as u64 * 64 + i * u64::from(shape.low);
-        bits::put(words, low_at, shape.low, value & bits::mask(shape.low));
+        bits::or(words, low_at, shape.low, value);
     }
 
     /// The segment, with its counter words; `None` unless exactly the shape's entries and

@@ -92,7 +92,12 @@ impl Segment {
         let shape = self.shape()?;
         crate::compact::meter::add(shape.entries);
         if len > shape.longest {
-            return self.grown(&shape, len, fingerprint);
+            // The same entries coded for the new longest length first (cheap: only their
+            // low parts widen), then the entry added to them.
+            let mut wide = self.widened(&shape, len - shape.longest)?;
+            let (edit, added) = wide.edit_add(len, fingerprint)?;
+            wide.apply(edit);
+            return Some((Edit::Recode(wide), added));
         }
         let value = padded(len, fingerprint, shape.longest);
         let (index, held) = self.find(&shape, value)?;
@@ -125,24 +130,51 @@ impl Segment {
         Some((edit, true))
     }
 
-    /// The add of a new entry that changes the low width or the longest length held (a few
-    /// times in a segment's life, but at every generation's start in every segment): the
-    /// segment coded again, its values read from the words and written shifted to the new
-    /// longest length, the new one among them, without decoding entries.
+    /// The same entries coded for a longest length `by` bits longer (at every generation's
+    /// start, in every segment its first new entry reaches): the buckets stay, and so the
+    /// high bits and the samples; each low part gains `by` zero bits below.
+    fn widened(&self, shape: &Shape, by: u32) -> Option<Segment> {
+        let wide = Shape::of(
+            shape.entries,
+            shape.counters,
+            shape.shortest,
+            shape.longest + by,
+        )?;
+        if wide.low != shape.low + by || wide.high_bits != shape.high_bits {
+            return None;
+        }
+        let from = self.parts(shape)?;
+        let mut segment = Segment {
+            words: vec![0u64; wide.words].into_boxed_slice(),
+        };
+        let to = segment.parts_mut(&wide)?;
+        *to.header = wide.header();
+        let copies = [
+            (to.samples, from.samples),
+            (to.high, from.high),
+            (to.counters, from.counters),
+        ];
+        for (to, from) in copies {
+            to.get_mut(..from.len())?.copy_from_slice(from);
+        }
+        let (low, wider) = (u64::from(shape.low), u64::from(wide.low));
+        for i in 0..shape.entries {
+            let bits = bits::get(from.lows, i * low, shape.low);
+            bits::or(to.lows, i * wider, wide.low, bits << by);
+        }
+        Some(segment)
+    }
+
+    /// The add of a new entry that changes the low width (its segment's entries pass a power
+    /// of two, a few times in a segment's life): the segment coded again, its values read
+    /// from the words and written anew, the new one among them, without decoding entries.
     fn grown(&self, shape: &Shape, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
         let shortest = shape.shortest.min(len);
-        let after = Shape::of(
-            shape.entries + 1,
-            shape.counters,
-            shortest,
-            shape.longest.max(len),
-        )?;
+        let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
         let new = padded(len, fingerprint, after.longest);
-        let shift = after.longest - shape.longest;
         let mut coder = Coder::new(after);
         let mut index = None;
         self.each_value(shape, |value| {
-            let value = value << shift;
             if index.is_none() && value > new {
                 index = Some(coder.pushed);
                 coder.push(new);
