@@ -218,13 +218,14 @@ impl Segmented {
         crate::hash::lookahead(
             items,
             |item| {
-                let bits = placement_bits(Self::hash(item), self.secret);
-                if let Some(segment) = self.directory.get(self.locate(bits).0) {
+                let (at, tail) = self.locate(placement_bits(Self::hash(item), self.secret));
+                let segment = self.directory.get(at);
+                if let Some(segment) = segment {
                     segment.prefetch();
                 }
-                bits
+                (tail, segment)
             },
-            |bits| self.contains_bits(bits),
+            |(tail, segment)| segment.is_some_and(|s| s.contains(tail)),
             answer,
         );
     }
