@@ -526,6 +526,35 @@ impl Segment {
         crate::bloom::link::prefetch(self.words.as_ptr().cast());
     }
 
+    /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
+    /// the header has arrived): the select sample of its bucket, and where its high bits and
+    /// low bits lie on average (the entries spread evenly over the buckets).
+    #[inline]
+    pub fn prefetch_bucket(&self, tail: u128) {
+        let Some(shape) = self.shape() else {
+            return;
+        };
+        let Some(parts) = self.parts(&shape) else {
+            return;
+        };
+        let block = shape.longest + 1 - shape.shortest;
+        let bucket = prefix(tail, shape.shortest) << block >> shape.low;
+        let at = |words: &[u64], bit: u64| {
+            if let Some(word) = words.get((bit / 64) as usize) {
+                crate::bloom::link::prefetch((word as *const u64).cast());
+            }
+        };
+        if let Some(k) = (bucket / SAMPLE).checked_sub(1) {
+            at(parts.samples, k * u64::from(SAMPLE_BITS));
+        }
+        let buckets_log = shape.longest + 1 - shape.low;
+        at(
+            parts.high,
+            bucket + ((bucket * shape.entries) >> buckets_log),
+        );
+        parts.prefetch_lows(&shape, bucket);
+    }
+
     /// Whether an entry is a prefix of `tail`.
     #[inline]
     pub fn contains(&self, tail: u128) -> bool {

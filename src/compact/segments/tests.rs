@@ -198,13 +198,27 @@ fn edits_in_place_write_what_coding_the_changed_entries_writes() {
 }
 
 /// BF.MEXISTS's pipeline answers every item as a lookup of it alone would, in order, at
-/// every batch size around its stages.
+/// every batch size around its stages, on a filter within the caches and on one past them
+/// (where it requests each bucket before its lookup).
 #[test]
 fn a_batch_answers_as_single_lookups_in_order() {
-    let mut filter = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    let mut small = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
     for i in 0..20_000 {
-        filter.add(&id(6, i), NO_LIMIT).unwrap();
+        small.add(&id(6, i), NO_LIMIT).unwrap();
     }
+    let mut large = Segmented::new(100, 1e-9, false, SECRET, NO_LIMIT).unwrap();
+    for i in 0.. {
+        if large.segment_bytes >= DEEP_PREFETCH_BYTES {
+            break;
+        }
+        large.add(&id(6, i), NO_LIMIT).unwrap();
+    }
+    for filter in [small, large] {
+        batches_answer_as_single_lookups(&filter);
+    }
+}
+
+fn batches_answer_as_single_lookups(filter: &Segmented) {
     for n in 0..40u64 {
         // Present and absent items in turn.
         let items: Vec<Vec<u8>> = (0..n).map(|i| id(6, i * 7 + ((i % 2) << 30))).collect();
