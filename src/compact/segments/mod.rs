@@ -57,6 +57,10 @@ pub const MAX_LEVEL: u32 = 40;
 /// in blocks of eight, each half the one before.
 pub const FLAT_GENERATIONS: u32 = 12;
 const TAIL_BLOCK: u32 = 8;
+/// Segments' bytes from which BF.MEXISTS requests each item's bucket before its lookup (in
+/// the server: 0.82-0.89x the time of BF.MEXISTS of 40 at 1,000,000 items, 0.96-1.13x at
+/// 100,000, whose segments stay in the caches).
+const DEEP_PREFETCH_BYTES: u64 = 1 << 20;
 /// Bytes of the value besides its directory and segments.
 pub const OVERHEAD: u64 = std::mem::size_of::<Segmented>() as u64;
 
@@ -252,16 +256,31 @@ impl Segmented {
         items: impl Iterator<Item = &'a [u8]>,
         answer: impl FnMut(bool),
     ) {
+        // A second stage on filters larger than the caches, `BEHIND` items after an item's
+        // header was requested (and before its lookup): the header has arrived, and the words
+        // of its bucket are requested. (On smaller ones the work costs more than it saves.)
+        const BEHIND: usize = 4;
+        let deep = self.segment_bytes >= DEEP_PREFETCH_BYTES;
+        let mut requested: [(u128, Option<&Segment>); BEHIND] = Default::default();
+        let mut placed = 0usize;
         crate::hash::lookahead(
             items,
             |item| {
-                let bits = placement_bits(Self::hash(item), self.secret);
-                if let Some(segment) = self.directory.get(self.locate(bits).0) {
+                let (at, tail) = self.locate(placement_bits(Self::hash(item), self.secret));
+                let segment = self.directory.get(at);
+                if let Some(segment) = segment {
                     segment.prefetch();
                 }
-                bits
+                if let Some(earlier) = requested.get_mut(placed % BEHIND).filter(|_| deep) {
+                    if let (tail, Some(segment)) = *earlier {
+                        segment.prefetch_bucket(tail);
+                    }
+                    *earlier = (tail, segment);
+                }
+                placed += 1;
+                (tail, segment)
             },
-            |bits| self.contains_bits(bits),
+            |(tail, segment)| segment.is_some_and(|s| s.contains(tail)),
             answer,
         );
     }

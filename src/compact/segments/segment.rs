@@ -218,6 +218,90 @@ fn shift_samples(shape: &Shape, samples: &mut [u64], at: u64, by: i64) {
     }
 }
 
+/// Writes a segment's words value by value, in order: what `encode` and an add's recoding
+/// (`edit::grown`) share, so that both write exactly the same words for the same entries.
+struct Coder {
+    segment: Segment,
+    shape: Shape,
+    /// Values pushed.
+    pushed: u64,
+    previous: Option<u64>,
+    /// The next select sample to write (bucket `sample * SAMPLE`).
+    sample: u64,
+    /// Whether every value pushed was in order and within the shape.
+    fits: bool,
+}
+
+impl Coder {
+    fn new(shape: Shape) -> Coder {
+        let mut words = vec![0u64; shape.words].into_boxed_slice();
+        if let Some(header) = words.first_mut() {
+            *header = shape.header();
+        }
+        Coder {
+            segment: Segment { words },
+            shape,
+            pushed: 0,
+            previous: None,
+            sample: 1,
+            fits: true,
+        }
+    }
+
+    /// Writes the samples of the buckets up to `bucket`, which start after `before` entries.
+    #[inline(always)]
+    fn samples_to(&mut self, bucket: u64, before: u64) {
+        let words = &mut self.segment.words;
+        while self.sample <= self.shape.samples && self.sample * SAMPLE <= bucket {
+            let at = 64 + (self.sample - 1) * u64::from(SAMPLE_BITS);
+            bits::put(words, at, SAMPLE_BITS, self.sample * SAMPLE + before);
+            self.sample += 1;
+        }
+    }
+
+    /// Writes the next entry's padded value (above the one before, within the shape).
+    #[inline(always)]
+    fn push(&mut self, value: u64) {
+        let shape = self.shape;
+        let i = self.pushed;
+        if self.previous.is_some_and(|p| p >= value)
+            || value >> shape.width != 0
+            || i >= shape.entries
+        {
+            self.fits = false;
+            return;
+        }
+        self.previous = Some(value);
+        self.pushed += 1;
+        let bucket = value >> shape.low;
+        self.samples_to(bucket, i);
+        let words = &mut self.segment.words;
+        bits::or(words, shape.high_at as u64 * 64 + bucket + i, 1, 1);
+        let low_at = shape.low_at as u64 * 64 + i * u64::from(shape.low);
+        bits::or(words, low_at, shape.low, value);
+    }
+
+    /// The segment, with its counter words; `None` unless exactly the shape's entries and
+    /// counters arrived, in order.
+    fn finish(mut self, counters: impl Iterator<Item = u64>) -> Option<Segment> {
+        if !self.fits || self.pushed != self.shape.entries {
+            return None;
+        }
+        self.samples_to(u64::MAX, self.shape.entries);
+        let slots = self.segment.words.get_mut(self.shape.counters_at..)?;
+        let mut slots = slots.iter_mut();
+        let mut previous = None;
+        for word in counters {
+            if previous.is_some_and(|p| p >= word & INDEX) || word & INDEX >= self.shape.entries {
+                return None;
+            }
+            previous = Some(word & INDEX);
+            *slots.next()? = word;
+        }
+        slots.next().is_none().then_some(self.segment)
+    }
+}
+
 /// The fingerprints of `len` bits: the lowest `len` bits set.
 #[cfg(test)]
 pub fn bits_below(len: u32) -> u64 {
@@ -251,38 +335,12 @@ impl Segment {
         let longest = entries.iter().map(|e| e.len).max()?;
         let counters = entries.iter().filter(|e| e.count > 1).count() as u64;
         let shape = Shape::of(entries.len() as u64, counters, shortest, longest)?;
-        let mut segment = Segment {
-            words: vec![0u64; shape.words].into_boxed_slice(),
-        };
-        let parts = segment.parts_mut(&shape)?;
-        *parts.header = shape.header();
-        let mut previous = None;
-        let mut counter = parts.counters.iter_mut();
-        // Bucket `k * SAMPLE` starts after the entries of the buckets before it.
-        let mut sample = 1u64;
-        let mut put_samples = |before: u64, entries: u64| {
-            while sample <= shape.samples && sample * SAMPLE <= before {
-                let at = (sample - 1) * u64::from(SAMPLE_BITS);
-                bits::put(parts.samples, at, SAMPLE_BITS, sample * SAMPLE + entries);
-                sample += 1;
-            }
-        };
-        for (i, e) in entries.iter().enumerate() {
-            let value = shape.value(e.len, e.fingerprint);
-            if previous.is_some_and(|p| p >= value) {
-                return None;
-            }
-            previous = Some(value);
-            put_samples(value >> shape.low, i as u64);
-            bits::put(parts.high, (value >> shape.low) + i as u64, 1, 1);
-            let low = value & bits::mask(shape.low);
-            bits::put(parts.lows, i as u64 * u64::from(shape.low), shape.low, low);
-            if e.count > 1 {
-                *counter.next()? = i as u64 | (e.count - 2) << INDEX_BITS;
-            }
+        let mut coder = Coder::new(shape);
+        for e in entries {
+            coder.push(shape.value(e.len, e.fingerprint));
         }
-        put_samples(u64::MAX, entries.len() as u64);
-        Some(segment)
+        let counted = entries.iter().enumerate().filter(|(_, e)| e.count > 1);
+        coder.finish(counted.map(|(i, e)| i as u64 | (e.count - 2) << INDEX_BITS))
     }
 
     /// A segment from stored words, refused unless they are exactly what `encode` writes for
@@ -506,6 +564,35 @@ impl Segment {
     #[inline]
     pub fn prefetch(&self) {
         crate::bloom::link::prefetch(self.words.as_ptr().cast());
+    }
+
+    /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
+    /// the header has arrived): the select sample of its bucket, and where its high bits and
+    /// low bits lie on average (the entries spread evenly over the buckets).
+    #[inline]
+    pub fn prefetch_bucket(&self, tail: u128) {
+        let Some(shape) = self.shape() else {
+            return;
+        };
+        let Some(parts) = self.parts(&shape) else {
+            return;
+        };
+        let block = shape.width - shape.shortest;
+        let bucket = prefix(tail, shape.shortest) << block >> shape.low;
+        let at = |words: &[u64], bit: u64| {
+            if let Some(word) = words.get((bit / 64) as usize) {
+                crate::bloom::link::prefetch((word as *const u64).cast());
+            }
+        };
+        if let Some(k) = (bucket / SAMPLE).checked_sub(1) {
+            at(parts.samples, k * u64::from(SAMPLE_BITS));
+        }
+        let buckets_log = shape.width - shape.low;
+        at(
+            parts.high,
+            bucket + ((bucket * shape.entries) >> buckets_log),
+        );
+        parts.prefetch_lows(&shape, bucket);
     }
 
     /// Whether an entry is a prefix of `tail`.

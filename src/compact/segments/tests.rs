@@ -130,8 +130,9 @@ fn take_one(entries: &mut Vec<Entry>, len: u32, fingerprint: u64) -> Option<bool
 #[test]
 fn edits_in_place_write_what_coding_the_changed_entries_writes() {
     let mut rng = Rng::new(21);
-    // Edits made in place and edits coded again: [insert, remove, count, recode].
-    let mut kinds = [0u32; 4];
+    // Edits made in place and edits coded again: [insert, remove, count, recode of an add,
+    // recode of a delete].
+    let mut kinds = [0u32; 5];
     for case in 0..500u64 {
         let lengths: &[u32] = match case % 5 {
             0 => &[12],
@@ -156,7 +157,8 @@ fn edits_in_place_write_what_coding_the_changed_entries_writes() {
                 let len = lengths[rng.below(lengths.len() as u64) as usize];
                 (len, rng.next() & segment::bits_below(len))
             };
-            let (edit, wanted) = if rng.below(3) == 0 {
+            let adding = rng.below(3) == 0;
+            let (edit, wanted) = if adding {
                 let new = Entry {
                     len,
                     fingerprint,
@@ -183,7 +185,8 @@ fn edits_in_place_write_what_coding_the_changed_entries_writes() {
                 Edit::Insert { .. } => 0,
                 Edit::Remove { .. } => 1,
                 Edit::Count { .. } => 2,
-                Edit::Recode(_) => 3,
+                Edit::Recode(_) if adding => 3,
+                Edit::Recode(_) => 4,
             }] += 1;
             segment.apply(edit);
             assert_eq!(segment, Segment::encode(&expected).unwrap(), "{at}");
@@ -195,13 +198,27 @@ fn edits_in_place_write_what_coding_the_changed_entries_writes() {
 }
 
 /// BF.MEXISTS's pipeline answers every item as a lookup of it alone would, in order, at
-/// every batch size around its stages.
+/// every batch size around its stages, on a filter within the caches and on one past them
+/// (where it requests each bucket before its lookup).
 #[test]
 fn a_batch_answers_as_single_lookups_in_order() {
-    let mut filter = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    let mut small = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
     for i in 0..20_000 {
-        filter.add(&id(6, i), NO_LIMIT).unwrap();
+        small.add(&id(6, i), NO_LIMIT).unwrap();
     }
+    let mut large = Segmented::new(100, 1e-9, false, SECRET, NO_LIMIT).unwrap();
+    for i in 0.. {
+        if large.segment_bytes >= DEEP_PREFETCH_BYTES {
+            break;
+        }
+        large.add(&id(6, i), NO_LIMIT).unwrap();
+    }
+    for filter in [small, large] {
+        batches_answer_as_single_lookups(&filter);
+    }
+}
+
+fn batches_answer_as_single_lookups(filter: &Segmented) {
     for n in 0..40u64 {
         // Present and absent items in turn.
         let items: Vec<Vec<u8>> = (0..n).map(|i| id(6, i * 7 + ((i % 2) << 30))).collect();

@@ -14,8 +14,9 @@ use redis_module::raw;
 pub struct ServerAlloc;
 
 // SAFETY: allocations and frees go to Redis's allocator (the crate's, for `alloc`/`dealloc`);
-// a zeroed block is asked of the same allocator, with the size rounded up to the alignment as
-// the crate does (jemalloc aligns a block to its size class), so `dealloc` frees it alike.
+// a zeroed block and a resized one are asked of the same allocator, with the size rounded up
+// to the alignment as the crate does (jemalloc aligns a block to its size class), so
+// `dealloc` frees them alike.
 unsafe impl GlobalAlloc for ServerAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         RedisAlloc.alloc(layout)
@@ -32,5 +33,16 @@ unsafe impl GlobalAlloc for ServerAlloc {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         RedisAlloc.dealloc(ptr, layout);
+    }
+
+    /// Redis's realloc, which keeps a block in place while its size class holds (a segment
+    /// of a compact filter grows a word at a time); without it a resize copies every time.
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let size = (new_size + layout.align() - 1) & !(layout.align() - 1);
+        match raw::RedisModule_Realloc {
+            Some(realloc) => realloc(ptr.cast(), size).cast(),
+            // Before the API is bound: the crate's path, which reports the missing allocator.
+            None => RedisAlloc.realloc(ptr, layout, new_size),
+        }
     }
 }

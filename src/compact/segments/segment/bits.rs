@@ -55,54 +55,74 @@ pub fn put(words: &mut [u64], at: u64, width: u32, value: u64) {
     }
 }
 
+/// Sets the bits of `value` (`width` bits) at bit `at`, where every bit is zero (a segment
+/// being written in order).
+#[inline]
+pub fn or(words: &mut [u64], at: u64, width: u32, value: u64) {
+    let word = (at / 64) as usize;
+    let shift = (at % 64) as u32;
+    let value = value & mask(width);
+    if let Some(w) = words.get_mut(word) {
+        *w |= value << shift;
+    }
+    if shift + width > 64 {
+        if let Some(w) = words.get_mut(word + 1) {
+            *w |= value >> (64 - shift);
+        }
+    }
+}
+
 /// Opens a gap of `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
 /// from `at` move up by `width` (the array has room for them), and `value` fills the gap.
+/// One pass over the words from `at`'s, each word's top bits carried into the next.
 pub fn insert(words: &mut [u64], at: u64, used: u64, width: u32, value: u64) {
     if width == 0 || width >= 64 || at > used {
         return;
     }
     let first = (at / 64) as usize;
     let last = ((used + u64::from(width) - 1) / 64) as usize;
+    let last = last.min(words.len().saturating_sub(1));
+    let Some((head, rest)) = words
+        .get_mut(first..=last)
+        .and_then(<[u64]>::split_first_mut)
+    else {
+        return;
+    };
     let keep = mask((at % 64) as u32);
-    for w in (first..=last.min(words.len().saturating_sub(1))).rev() {
-        let below = match w {
-            0 => 0,
-            w => words.get(w - 1).copied().unwrap_or(0) >> (64 - width),
-        };
-        let Some(word) = words.get_mut(w) else {
-            continue;
-        };
-        let shifted = *word << width | below;
-        *word = if w == first {
-            (*word & keep) | (shifted & !keep)
-        } else {
-            shifted
-        };
+    let mut carry = *head >> (64 - width);
+    *head = (*head & keep) | (*head << width & !keep);
+    for word in rest {
+        let old = *word;
+        *word = old << width | carry;
+        carry = old >> (64 - width);
     }
     put(words, at, width, value);
 }
 
 /// Closes the `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
-/// after them move down by `width`, and zeros fill the top.
+/// after them move down by `width`, and zeros fill the top. One pass down from the last
+/// word, each word's low bits carried into the one before.
 pub fn remove(words: &mut [u64], at: u64, used: u64, width: u32) {
     if width == 0 || width >= 64 || at + u64::from(width) > used {
         return;
     }
     let first = (at / 64) as usize;
     let last = ((used - 1) / 64) as usize;
-    let keep = mask((at % 64) as u32);
-    for w in first..=last.min(words.len().saturating_sub(1)) {
-        let above = words.get(w + 1).copied().unwrap_or(0) << (64 - width);
-        let Some(word) = words.get_mut(w) else {
-            continue;
-        };
-        let shifted = *word >> width | above;
-        *word = if w == first {
-            (*word & keep) | (shifted & !keep)
-        } else {
-            shifted
-        };
+    let last = last.min(words.len().saturating_sub(1));
+    let mut carry = words.get(last + 1).copied().unwrap_or(0) << (64 - width);
+    let Some((head, rest)) = words
+        .get_mut(first..=last)
+        .and_then(<[u64]>::split_first_mut)
+    else {
+        return;
+    };
+    for word in rest.iter_mut().rev() {
+        let old = *word;
+        *word = old >> width | carry;
+        carry = old << (64 - width);
     }
+    let keep = mask((at % 64) as u32);
+    *head = (*head & keep) | ((*head >> width | carry) & !keep);
     // Bits past `used` were zero, so the top `width` bits now are; the last word's bits past
     // the array's end, brought down from beyond it, are zero as well.
     let end = used - u64::from(width);

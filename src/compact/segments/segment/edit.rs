@@ -6,7 +6,7 @@
 //! pass over the segment's words at most, so it stays within the segment's bound.
 
 use super::super::{size_class, MAX_SEGMENT_ENTRIES};
-use super::{bits, shift_samples, Entry, Parts, PartsMut, Segment, Shape};
+use super::{bits, shift_samples, Coder, Entry, Parts, PartsMut, Segment, Shape};
 use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
 /// A change to one segment, worked out before anything changes (a refused add changes
@@ -92,7 +92,20 @@ impl Segment {
         let shape = self.shape()?;
         crate::compact::meter::add(shape.entries);
         if !shape.holds_length(len) {
-            return self.recoded(|entries| add_entry(entries, new));
+            // A segment of one length, and another comes (the first segments', rarely):
+            // coded again from its entries, padded.
+            let widened = match shape.width == shape.longest {
+                true => None,
+                false => self.widened(&shape, len - shape.longest),
+            };
+            let Some(mut wide) = widened else {
+                return self.recoded(|entries| add_entry(entries, new));
+            };
+            // The same entries coded for the new longest length first (cheap: only their
+            // low parts widen), then the entry added to them.
+            let (edit, added) = wide.edit_add(len, fingerprint)?;
+            wide.apply(edit);
+            return Some((Edit::Recode(wide), added));
         }
         let value = shape.value(len, fingerprint);
         let (index, held) = self.find(&shape, value)?;
@@ -115,7 +128,7 @@ impl Segment {
         let shortest = shape.shortest.min(len);
         let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
         if after.low != shape.low {
-            return self.recoded(|entries| add_entry(entries, new));
+            return self.grown(&shape, len, fingerprint);
         }
         let edit = Edit::Insert {
             index,
@@ -123,6 +136,66 @@ impl Segment {
             shape: after,
         };
         Some((edit, true))
+    }
+
+    /// The same entries coded for a longest length `by` bits longer (at every generation's
+    /// start, in every segment its first new entry reaches): the buckets stay, and so the
+    /// high bits and the samples; each low part gains `by` zero bits below.
+    fn widened(&self, shape: &Shape, by: u32) -> Option<Segment> {
+        let wide = Shape::of(
+            shape.entries,
+            shape.counters,
+            shape.shortest,
+            shape.longest + by,
+        )?;
+        if wide.low != shape.low + by || wide.high_bits != shape.high_bits {
+            return None;
+        }
+        let from = self.parts(shape)?;
+        let mut segment = Segment {
+            words: vec![0u64; wide.words].into_boxed_slice(),
+        };
+        let to = segment.parts_mut(&wide)?;
+        *to.header = wide.header();
+        let copies = [
+            (to.samples, from.samples),
+            (to.high, from.high),
+            (to.counters, from.counters),
+        ];
+        for (to, from) in copies {
+            to.get_mut(..from.len())?.copy_from_slice(from);
+        }
+        let (low, wider) = (u64::from(shape.low), u64::from(wide.low));
+        for i in 0..shape.entries {
+            let bits = bits::get(from.lows, i * low, shape.low);
+            bits::or(to.lows, i * wider, wide.low, bits << by);
+        }
+        Some(segment)
+    }
+
+    /// The add of a new entry that changes the low width (its segment's entries pass a power
+    /// of two, a few times in a segment's life): the segment coded again, its values read
+    /// from the words and written anew, the new one among them, without decoding entries.
+    fn grown(&self, shape: &Shape, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        let shortest = shape.shortest.min(len);
+        let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
+        let new = after.value(len, fingerprint);
+        let mut coder = Coder::new(after);
+        let mut index = None;
+        self.each_value(shape, |value| {
+            if index.is_none() && value > new {
+                index = Some(coder.pushed);
+                coder.push(new);
+            }
+            coder.push(value);
+        })?;
+        let index = index.unwrap_or(coder.pushed);
+        if index == coder.pushed {
+            coder.push(new);
+        }
+        let counters = self.parts(shape)?.counters.iter();
+        let counters = counters.map(|w| w + u64::from(w & INDEX >= index));
+        Some((Edit::Recode(coder.finish(counters)?), true))
     }
 
     /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
@@ -233,36 +306,44 @@ impl Segment {
         }
     }
 
-    /// Moves the parts from where `from` lays them to where `to` does (a part's bits in
-    /// use fit in both).
+    /// Moves the parts from where `from` lays them to where `to` does (shapes one entry
+    /// apart, so every part starts at or after where it did when `to` holds more, at or
+    /// before when it holds fewer; a part's bits in use fit in both), in the same allocation
+    /// resized (in place while its size class holds).
     fn lay_out(&mut self, from: &Shape, to: &Shape) {
-        if from.low_at == to.low_at && from.counters_at == to.counters_at && from.words == to.words
-        {
+        let spans = |s: &Shape| {
+            [
+                (s.high_at, s.low_at),
+                (s.low_at, s.counters_at),
+                (s.counters_at, s.words),
+            ]
+        };
+        let (old, new) = (spans(from), spans(to));
+        if old == new || self.words.len() != from.words {
             return;
         }
-        let Some(from) = self.parts(from) else {
-            return;
+        let mut words = std::mem::take(&mut self.words).into_vec();
+        words.reserve_exact(to.words.saturating_sub(from.words));
+        words.resize(from.words.max(to.words), 0);
+        // Growing, the last part moves first (into room past the end); shrinking, the first.
+        let order = match to.words > from.words {
+            true => [2, 1, 0],
+            false => [0, 1, 2],
         };
-        let mut moved = Segment {
-            words: vec![0u64; to.words].into_boxed_slice(),
-        };
-        let Some(to) = moved.parts_mut(to) else {
-            return;
-        };
-        *to.header = self.words.first().copied().unwrap_or(0);
-        let pairs = [
-            (to.samples, from.samples),
-            (to.high, from.high),
-            (to.lows, from.lows),
-            (to.counters, from.counters),
-        ];
-        for (to, from) in pairs {
-            let n = to.len().min(from.len());
-            if let (Some(to), Some(from)) = (to.get_mut(..n), from.get(..n)) {
-                to.copy_from_slice(from);
+        let moves = order.map(|p| old.get(p).zip(new.get(p)));
+        for (&(from_start, from_end), &(to_start, to_end)) in moves.into_iter().flatten() {
+            let n = from_end
+                .saturating_sub(from_start)
+                .min(to_end.saturating_sub(to_start));
+            if from_start + n <= words.len() && to_start + n <= words.len() {
+                words.copy_within(from_start..from_start + n, to_start);
+            }
+            if let Some(rest) = words.get_mut(to_start + n..to_end) {
+                rest.fill(0);
             }
         }
-        *self = moved;
+        words.truncate(to.words);
+        self.words = words.into_boxed_slice();
     }
 
     /// Opens or closes (as `after` holds one entry more or less) entry `index`'s place in
