@@ -276,9 +276,9 @@ impl Coder {
         let bucket = value >> shape.low;
         self.samples_to(bucket, i);
         let words = &mut self.segment.words;
-        bits::or(words, shape.high_at as u64 * 64 + bucket + i, 1, 1);
+        bits::put(words, shape.high_at as u64 * 64 + bucket + i, 1, 1);
         let low_at = shape.low_at as u64 * 64 + i * u64::from(shape.low);
-        bits::or(words, low_at, shape.low, value);
+        bits::put(words, low_at, shape.low, value);
     }
 
     /// The segment, with its counter words; `None` unless exactly the shape's entries and

@@ -55,23 +55,6 @@ pub fn put(words: &mut [u64], at: u64, width: u32, value: u64) {
     }
 }
 
-/// Sets the bits of `value` (`width` bits) at bit `at`, where every bit is zero (a segment
-/// being written in order).
-#[inline]
-pub fn or(words: &mut [u64], at: u64, width: u32, value: u64) {
-    let word = (at / 64) as usize;
-    let shift = (at % 64) as u32;
-    let value = value & mask(width);
-    if let Some(w) = words.get_mut(word) {
-        *w |= value << shift;
-    }
-    if shift + width > 64 {
-        if let Some(w) = words.get_mut(word + 1) {
-            *w |= value >> (64 - shift);
-        }
-    }
-}
-
 /// Opens a gap of `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
 /// from `at` move up by `width` (the array has room for them), and `value` fills the gap.
 /// One pass over the words from `at`'s, each word's top bits carried into the next.
