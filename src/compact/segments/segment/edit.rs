@@ -36,6 +36,16 @@ pub enum Edit {
 }
 
 impl Edit {
+    /// Entry `index` of a segment shaped `shape`, added `from` times, now `to` times (both
+    /// at least 1): a counter word comes or goes as the count passes 1.
+    fn recount(shape: &Shape, index: u64, from: u64, to: u64) -> Edit {
+        Edit::Count {
+            index,
+            count: to,
+            words: shape.words + usize::from(to > 1) - usize::from(from > 1),
+        }
+    }
+
     /// Bytes the segment's allocation takes after the edit.
     pub fn bytes(&self) -> u64 {
         let words = match self {
@@ -110,17 +120,9 @@ impl Segment {
         let value = shape.value(len, fingerprint);
         let (index, held) = self.find(&shape, value)?;
         if held {
-            let count = self.count(&shape, index).checked_add(1);
-            let count = count.filter(|c| *c <= MAX_COUNT)?;
-            let words = shape.words + usize::from(count == 2);
-            return Some((
-                Edit::Count {
-                    index,
-                    count,
-                    words,
-                },
-                false,
-            ));
+            let from = self.count(&shape, index);
+            let to = from.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
+            return Some((Edit::recount(&shape, index, from, to), false));
         }
         if shape.entries >= MAX_SEGMENT_ENTRIES {
             return None;
@@ -212,16 +214,7 @@ impl Segment {
         };
         let count = self.count(&shape, index);
         if count > 1 {
-            let words = shape.words - usize::from(count == 2);
-            let count = count - 1;
-            return Some((
-                Edit::Count {
-                    index,
-                    count,
-                    words,
-                },
-                false,
-            ));
+            return Some((Edit::recount(&shape, index, count, count - 1), false));
         }
         if shape.entries == 1 {
             return Some((Edit::Recode(Segment::default()), true));
