@@ -11,13 +11,14 @@
 //! - `lh-qf`: a quotient table that grows by linear hashing with slots decoupled from
 //!   quotients, at 95 % load at every size (the best case of candidate (a)), fields as today
 //!   plus 2.1 bits of rank-select metadata per slot.
+//! - `storage_table` (below): the built segments stored otherwise (allocations, lists).
 //! - `seg-T`: segments under linear hashing, split when items pass `T` per segment, each
 //!   segment one allocation of Elias-Fano coded sorted fingerprints; `pad`: one list of
 //!   fingerprints padded InfiniFilter-style (fingerprint, a 1, zeros); `gen`: one list per
 //!   fingerprint length (no marker bit, two header bytes a list). `flat H` names the
 //!   fingerprint schedule: the first `H` generations share 90 % of the rate equally.
 
-use super::segments::{size_class, Segmented};
+use super::segments::{size_class, Entry, Segment, Segmented};
 use super::Compact;
 use crate::bloom::{Chain, ItemHash};
 
@@ -335,5 +336,139 @@ fn feed_floor() {
                 compact.join("; ")
             );
         }
+    }
+}
+
+/// What storing the built filter's own segments otherwise would take (issue 32's mean at
+/// 1 %: what bounds it, and what is left to build), grown item by item as above. Each
+/// layout is computed from the real segments at every size (their entries decoded, their
+/// parts' sizes as `Segment` lays them out):
+/// - `classes`: as built, one allocation per segment in its size class.
+/// - `exact`: the same words with no allocator rounding (what no allocator beats).
+/// - `head and tail`: each segment in two allocations, a head of the largest size class that
+///   holds its header, samples and high bits (cut after a whole entry's low bits) and a tail
+///   with the rest of the low bits and the counters; 16 more bytes of directory a segment.
+/// - `two lists`: a segment's entries of its most common length in one list of their own
+///   (no marker bit, no padding to a longer length), the rest in a second list as today.
+///
+/// Each cell: the range over 16 filters (secrets) of the geometric mean and of the worst size.
+/// `cargo test --release --lib compact::design::storage_table -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn storage_table() {
+    fn head_and_tail(words: u64, before_lows: u64, low: u32, rest_bits: u64) -> u64 {
+        let bytes = 8 * words;
+        let head = (8 * before_lows..=bytes)
+            .rev()
+            .find(|&h| size_class(h) == h);
+        match head {
+            Some(head) if low > 0 && head < bytes => {
+                let lows_in_head = (8 * (head - 8 * before_lows)) / u64::from(low) * u64::from(low);
+                let tail = rest_bits.saturating_sub(lows_in_head).div_ceil(64) * 8;
+                head + size_class(tail) + 16
+            }
+            _ => size_class(bytes),
+        }
+    }
+    fn storage(segment: &Segment) -> [u64; 6] {
+        let Some((before_lows, low, entries, counters)) = segment.parts_layout() else {
+            return [0; 6];
+        };
+        let words = segment.words().len() as u64;
+        let lows_and_counters = entries * u64::from(low) + 64 * counters;
+        let split = head_and_tail(words, before_lows, low, lows_and_counters);
+        let decoded = segment.decode().unwrap_or_default();
+        let mut lengths = std::collections::BTreeMap::new();
+        for e in &decoded {
+            *lengths.entry(e.len).or_insert(0u64) += 1;
+        }
+        let main = lengths
+            .iter()
+            .max_by_key(|(l, n)| (**n, **l))
+            .map_or(0, |(l, _)| *l);
+        let (first, second): (Vec<Entry>, Vec<Entry>) = decoded.iter().partition(|e| e.len == main);
+        let lists: Vec<Segment> = [first, second]
+            .iter()
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| Segment::encode(l))
+            .collect();
+        let two_words: u64 = lists.iter().map(|s| s.words().len() as u64).sum();
+        let two_before: u64 = lists
+            .iter()
+            .filter_map(|s| s.parts_layout())
+            .map(|p| p.0)
+            .sum();
+        let two_lows: u64 = lists
+            .iter()
+            .filter_map(|s| s.parts_layout())
+            .map(|(_, low, n, c)| n * u64::from(low) + 64 * c)
+            .sum();
+        let two_low = lists
+            .iter()
+            .filter_map(|s| s.parts_layout())
+            .map(|p| p.1)
+            .max();
+        [
+            segment.bytes(),
+            8 * words,
+            split,
+            size_class(8 * two_words),
+            head_and_tail(two_words, two_before, two_low.unwrap_or(0), two_lows),
+            8 * two_words,
+        ]
+    }
+    let names = [
+        "classes (built)",
+        "exact (no allocator rounding)",
+        "head and tail",
+        "two lists",
+        "two lists, head and tail",
+        "two lists, exact",
+    ];
+    // Each filter's secret places its items, so which segments sit just past a size class
+    // differs from filter to filter: the worst size is taken over 16 secrets.
+    let secrets: Vec<u64> = (1..=16).map(|s| s * 7919 + 13).collect();
+    let mut cells: Vec<Vec<String>> = vec![Vec::new(); names.len()];
+    for error in [0.01, 0.001] {
+        let mut means: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        let mut worst: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        for &secret in &secrets {
+            let mut filter = Segmented::new(100, error, false, secret, u64::MAX).unwrap();
+            let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+            let mut held = 0;
+            for n in sizes() {
+                while held < n {
+                    filter.add(&id(held), u64::MAX).unwrap();
+                    held += 1;
+                }
+                let mut totals = [0u64; 6];
+                for segment in filter.directory.iter() {
+                    for (t, b) in totals.iter_mut().zip(storage(segment)) {
+                        *t += b;
+                    }
+                }
+                let rest = filter.bytes() - totals[0];
+                for (r, t) in ratios.iter_mut().zip(totals) {
+                    r.push((rest + t) as f64 / floor_bytes(n, error) as f64);
+                }
+            }
+            for ((m, w), r) in means.iter_mut().zip(&mut worst).zip(ratios) {
+                m.push(geometric_mean(&r));
+                w.push(r.iter().cloned().fold(0.0, f64::max));
+            }
+        }
+        for ((c, m), w) in cells.iter_mut().zip(means).zip(worst) {
+            let range = |v: &[f64]| {
+                let low = v.iter().cloned().fold(f64::MAX, f64::min);
+                let high = v.iter().cloned().fold(0.0, f64::max);
+                format!("{low:.2}–{high:.2}×")
+            };
+            c.push(format!("{} / {}", range(&m), range(&w)));
+        }
+    }
+    println!("| storage of the built segments | 1 %: mean / worst | 0.1 %: mean / worst |");
+    println!("|---|---:|---:|");
+    for (name, c) in names.iter().zip(&cells) {
+        println!("| {name} | {} |", c.join(" | "));
     }
 }

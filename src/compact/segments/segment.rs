@@ -408,6 +408,19 @@ impl Segment {
         self.words.is_empty()
     }
 
+    /// Where its parts lie (for the storage model, `compact::design`): words before the low
+    /// parts, the low width, entries, and counter words; `None` when empty.
+    #[cfg(test)]
+    pub fn parts_layout(&self) -> Option<(u64, u32, u64, u64)> {
+        let shape = self.shape()?;
+        Some((
+            shape.low_at as u64,
+            shape.low,
+            shape.entries,
+            shape.counters,
+        ))
+    }
+
     /// Bytes its allocation takes (the allocator's size class of its words).
     pub fn bytes(&self) -> u64 {
         size_class(8 * self.words.len() as u64)
