@@ -1,21 +1,40 @@
 """The compact kind of two builds side by side: server time per call, and memory.
 
-Two servers run at once, one per build (--bloomrs, and --before: e.g. the last build with the
-doubling table). On each, a COMPACT filter (BF.RESERVE k e 100 COMPACT) is grown to each of
---sizes items by BF.MADD of 1000 16-character ids; then, in turns on the two servers for
---rounds rounds, usec_per_call (INFO commandstats: the server's time inside the command) of
+Two servers run, one per build (--bloomrs, and --before: e.g. the last build with the
+doubling table), but only one is ever busy: on each, a COMPACT filter (BF.RESERVE k e 100
+COMPACT) is grown to each of --sizes items by BF.MADD of 1000 16-character ids; then for
+--rounds rounds, each operation's commands are timed in --chunks pieces, each piece on one
+server and right after on the other (the same commands on both; the build that goes first
+alternates from piece to piece):
     exists   BF.EXISTS of held ids
     miss     BF.EXISTS of ids never added
     mexists  BF.MEXISTS of 40 held ids
-    add      BF.ADD of new ids (the filter grows on: 2 % of its items per round)
-with the median of each and the ratio this build / before, the same for the best round of
-each (on a busy machine noise only adds time, so the best rounds are the steadier ratio); and
-MEMORY USAGE at that size. The machine is shared and has 2 cores: the ratios, taken in turns
-within one run, are what to read.
+    add      BF.ADD of new ids (the filter grows on: --add-share of its items per round;
+             both builds add the same ids, from the same number of items added)
+Each is usec / calls of INFO commandstats (the server's time inside the command, wall
+clock: a server that loses its core to another process meanwhile counts that time). With
+--cores (default on a machine of 2 cores or more) both servers run on one core and this
+client on another, so the client's work never takes a measured server's core nor its
+caches. Right before each timed piece, the server about to be timed looks up --warm held ids
+(untimed), so that its caches hold what its own work leaves there rather than what the
+other build's piece left: without it the build whose filter would fit in the core's cache
+starts every piece cold from the other's.
 
-Usage: compact_builds.py --before PATH [--bloomrs PATH] [--sizes N,N] [--rounds R] [--out FILE]
+Reported per operation: the ratio this build / before of every pair of pieces (the same
+work on both, a fraction of a second apart), their median and spread (lowest, highest, and
+the middle half), each round's median, and the median of each build's times; and MEMORY
+USAGE at that size. A pair in which another process took the core from one server is an
+outlier the median of the pairs passes over. The adds of round r start at n + r * fresh
+items: the window is printed with the segments' generation boundaries inside it (a segment
+filter's directory reaches 2^L segments at 512 * 2^L entries, about as many items; past
+each boundary every segment's first new entry is longer than what it holds and widens the
+segment once), so a round whose window crosses one shows in the rounds' medians.
+
+Usage: compact_builds.py --before PATH [--bloomrs PATH] [--sizes N,N] [--rounds R]
+                         [--chunks K] [--add-share F] [--warm W] [--cores S,C|none] [--out FILE]
 """
 
+import os
 import statistics
 
 from compact import ident
@@ -23,79 +42,190 @@ from machine import describe, write_result
 from server import RedisServer, module_parser
 
 CALLS = 20_000
+SEGMENT_ITEMS = 512
+OPS = ("exists", "miss", "mexists", "add")
 
 
-def per_call(client, command, run):
-    """usec_per_call of `command` over what `run` sends (stats reset first)."""
+def preemptions(pid):
+    """Times the server's main thread lost its core while it ran (to another process)."""
+    with open(f"/proc/{pid}/task/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("nonvoluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
+
+
+def per_call(server, command, commands):
+    """usec_per_call of `command` over `commands`, sent pipelined (stats reset first), and
+    whether the server lost its core meanwhile."""
+    client = server.client
     client.execute_command("CONFIG", "RESETSTAT")
-    run()
-    stats = client.info("commandstats").get(f"cmdstat_{command.lower()}", {})
-    return stats.get("usec_per_call", float("nan"))
-
-
-def pipelined(client, commands):
+    switches = preemptions(server.process.pid)
     pipe = client.pipeline(transaction=False)
-    for command in commands:
-        pipe.execute_command(*command)
+    for sent in commands:
+        pipe.execute_command(*sent)
     pipe.execute()
+    preempted = preemptions(server.process.pid) != switches
+    stats = client.info("commandstats").get(f"cmdstat_{command.lower()}", {})
+    # The total over the calls (usec_per_call is rounded to 0.01).
+    return stats.get("usec", float("nan")) / max(1, stats.get("calls", 0)), preempted
 
 
 def grow(client, error, items):
     client.execute_command("BF.RESERVE", "k", error, 100, "COMPACT")
-    pipelined(client, [("BF.MADD", "k", *(ident(1, i) for i in range(s, min(s + 1000, items))))
-                       for s in range(0, items, 1000)])
+    for s in range(0, items, 1000):
+        pipe = client.pipeline(transaction=False)
+        pipe.execute_command("BF.MADD", "k", *(ident(1, i) for i in range(s, min(s + 1000, items))))
+        pipe.execute()
 
 
-def round_of(client, items, r, added):
-    held = [("BF.EXISTS", "k", ident(1, (i * 7919 + r * 104729) % items)) for i in range(CALLS)]
-    miss = [("BF.EXISTS", "k", ident(2, r * CALLS + i)) for i in range(CALLS)]
-    batches = [("BF.MEXISTS", "k", *(ident(1, (b * 40 + j) * 6007 % items) for j in range(40)))
-               for b in range(CALLS // 40)]
-    fresh = max(1, items // 50)
-    adds = [("BF.ADD", "k", ident(3, added + i)) for i in range(fresh)]
+def workload(items, r, start, fresh):
+    """Round r's commands of each operation (the same for both builds)."""
     return {
-        "exists": per_call(client, "BF.EXISTS", lambda: pipelined(client, held)),
-        "miss": per_call(client, "BF.EXISTS", lambda: pipelined(client, miss)),
-        "mexists": per_call(client, "BF.MEXISTS", lambda: pipelined(client, batches)),
-        "add": per_call(client, "BF.ADD", lambda: pipelined(client, adds)),
-    }, fresh
+        "exists": ("BF.EXISTS", [("BF.EXISTS", "k", ident(1, (i * 7919 + r * 104729) % items))
+                                 for i in range(CALLS)]),
+        "miss": ("BF.EXISTS", [("BF.EXISTS", "k", ident(2, r * CALLS + i)) for i in range(CALLS)]),
+        "mexists": ("BF.MEXISTS", [("BF.MEXISTS", "k",
+                                    *(ident(1, (b * 40 + j) * 6007 % items) for j in range(40)))
+                                   for b in range(CALLS // 40)]),
+        "add": ("BF.ADD", [("BF.ADD", "k", ident(3, start + i)) for i in range(fresh)]),
+    }
+
+
+def boundaries(low, high):
+    """Entry counts in [low, high) where a segment filter's directory reaches 2^L segments."""
+    return [SEGMENT_ITEMS << level for level in range(40) if low <= SEGMENT_ITEMS << level < high]
+
+
+def spread(values):
+    """Median, lowest, highest and the middle half (quartiles) of `values`."""
+    ordered = sorted(values)
+    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 \
+        else [ordered[0]] * 3
+    return {"median": round(statistics.median(ordered), 3), "low": round(ordered[0], 3),
+            "high": round(ordered[-1], 3),
+            "middle_half": [round(quartiles[0], 3), round(quartiles[2], 3)]}
+
+
+def pin(cores, servers):
+    """Both servers on the first core given, this client on the second (`None`: none)."""
+    if cores is None:
+        return
+    server_core, client_core = cores
+    for server in servers:
+        os.sched_setaffinity(server.process.pid, {server_core})
+    os.sched_setaffinity(0, {client_core})
+
+
+def parse_cores(text):
+    if text == "none":
+        return None
+    if text == "auto":
+        return (0, 1) if len(os.sched_getaffinity(0)) >= 2 else None
+    server_core, client_core = map(int, text.split(","))
+    return server_core, client_core
+
+
+def warm(server, items, seed, count):
+    """Lookups of `count` held ids on `server`, untimed: its caches then hold what its own
+    work leaves there, not the other build's."""
+    pipe = server.client.pipeline(transaction=False)
+    for i in range(count):
+        pipe.execute_command("BF.EXISTS", "k", ident(1, (seed * count + i) * 4241 % items))
+    pipe.execute()
+
+
+def measure(args, items, cores):
+    with RedisServer(args.bloomrs) as now, RedisServer(args.before) as before:
+        servers = {"this build": now, "before": before}
+        pin(cores, servers.values())
+        for server in servers.values():
+            grow(server.client, args.error, items)
+        memory = {name: server.client.execute_command("MEMORY", "USAGE", "k", "SAMPLES", "0")
+                  for name, server in servers.items()}
+        fresh = max(1, int(items * args.add_share))
+        samples = {name: {op: [] for op in OPS} for name in servers}
+        # Per operation, each pair's ratio this build / before and whether neither server
+        # lost its core during its piece; each round's first pair index.
+        pairs = {op: [] for op in OPS}
+        starts = {op: [] for op in OPS}
+        cards = {name: [] for name in servers}
+        order = list(servers)
+        for r in range(args.rounds):
+            for name, server in servers.items():
+                cards[name].append(server.client.execute_command("BF.CARD", "k"))
+            work = workload(items, r, r * fresh, fresh)
+            for op in OPS:
+                command, commands = work[op]
+                starts[op].append(len(pairs[op]))
+                step = -(-len(commands) // args.chunks)
+                for c in range(0, len(commands), step):
+                    timed = {}
+                    for name in order:
+                        warm(servers[name], items, len(pairs[op]) + 97 * r, args.warm)
+                        timed[name] = per_call(servers[name], command, commands[c:c + step])
+                    for name, (usec, _) in timed.items():
+                        samples[name][op].append(usec)
+                    pairs[op].append((timed["this build"][0] / timed["before"][0],
+                                      not any(p for _, p in timed.values())))
+                    order.reverse()
+        clean = {op: [x for x, ok in pairs[op] if ok] or [x for x, _ in pairs[op]] for op in OPS}
+        rounds = {op: [statistics.median([x for x, ok in pairs[op][a:b] if ok]
+                                         or [x for x, _ in pairs[op][a:b]])
+                       for a, b in zip(starts[op], starts[op][1:] + [len(pairs[op])])]
+                  for op in OPS}
+        window = [items, items + args.rounds * fresh]
+        result = {
+            "usec_per_call": {name: {op: round(statistics.median(s[op]), 3) for op in OPS}
+                              for name, s in samples.items()},
+            "ratio": {op: spread(clean[op]) for op in OPS},
+            "clean_pairs": {op: [sum(ok for _, ok in pairs[op]), len(pairs[op])] for op in OPS},
+            "ratio_all_pairs": {op: spread([x for x, _ in pairs[op]]) for op in OPS},
+            "round_ratios": {op: [round(x, 3) for x in rounds[op]] for op in OPS},
+            "pairs": {op: [[round(x, 3), ok] for x, ok in pairs[op]] for op in OPS},
+            "pieces_usec_per_call": samples,
+            "adds": {"ids": f"ident(3, 0..{args.rounds * fresh})", "per_round": fresh,
+                     "window_items": window, "card_at_round_start": cards,
+                     "segment_generation_boundaries_in_window": boundaries(*window)},
+            "memory": memory,
+        }
+        print(f"{items:>9,} items: memory {memory}; adds from {window[0]:,} to {window[1]:,} "
+              f"items ({fresh:,} a round), segment generation boundaries there: "
+              f"{boundaries(*window)}", flush=True)
+        for op in OPS:
+            m = result["usec_per_call"]
+            s, a = result["ratio"][op], result["ratio_all_pairs"][op]
+            n, total = result["clean_pairs"][op]
+            print(f"    {op:8} {m['this build'][op]:7.3f} / {m['before'][op]:7.3f} us  ratio "
+                  f"{s['median']:.3f} (middle half {s['middle_half'][0]:.3f}-"
+                  f"{s['middle_half'][1]:.3f}, {s['low']:.3f}-{s['high']:.3f}; {n} of {total} "
+                  f"pairs clean; all pairs {a['median']:.3f})  rounds "
+                  f"{result['round_ratios'][op]}", flush=True)
+        return result
 
 
 def main():
     parser = module_parser(__doc__)
     parser.add_argument("--before", required=True, help="the other build's module")
     parser.add_argument("--sizes", default="100000,1000000")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--chunks", type=int, default=10,
+                        help="pieces each round's commands of an operation are timed in")
+    parser.add_argument("--add-share", type=float, default=0.02,
+                        help="new ids a round, as a share of the size")
+    parser.add_argument("--cores", default="auto",
+                        help="SERVERS,CLIENT cores to pin to, 'none', or 'auto' (0,1 if there)")
+    parser.add_argument("--warm", type=int, default=2000,
+                        help="held ids looked up, untimed, before each timed piece")
     parser.add_argument("--error", default="0.01")
     parser.add_argument("--out", default="docs/bench/compact_builds.json")
     args = parser.parse_args()
-    result = {"machine": describe(), "error": args.error, "sizes": {}}
+    cores = parse_cores(args.cores)
+    result = {"machine": describe(), "error": args.error, "rounds": args.rounds,
+              "chunks": args.chunks, "warm": args.warm,
+              "cores": cores, "sizes": {}}
     for items in map(int, args.sizes.split(",")):
-        with RedisServer(args.bloomrs) as now, RedisServer(args.before) as before:
-            servers = {"this build": now.client, "before": before.client}
-            for client in servers.values():
-                grow(client, args.error, items)
-            memory = {name: c.execute_command("MEMORY", "USAGE", "k", "SAMPLES", "0")
-                      for name, c in servers.items()}
-            samples = {name: [] for name in servers}
-            added = 0
-            for r in range(args.rounds):
-                for name, client in servers.items():
-                    times, fresh = round_of(client, items, r, added)
-                    samples[name].append(times)
-                added += fresh
-            medians = {name: {op: round(statistics.median(s[op] for s in rows), 3)
-                              for op in rows[0]} for name, rows in samples.items()}
-            bests = {name: {op: min(s[op] for s in rows) for op in rows[0]}
-                     for name, rows in samples.items()}
-            ratios, best_ratios = ({op: round(m["this build"][op] / m["before"][op], 3)
-                                    for op in m["before"]} for m in (medians, bests))
-            result["sizes"][items] = {"usec_per_call": medians, "ratio": ratios,
-                                      "best_usec_per_call": bests, "best_ratio": best_ratios,
-                                      "memory": memory}
-            print(f"{items:>9,} items: this build {medians['this build']}  before "
-                  f"{medians['before']}  ratio {ratios}  best rounds' ratio {best_ratios}  "
-                  f"memory {memory}", flush=True)
+        result["sizes"][items] = measure(args, items, cores)
     write_result(args.out, result)
 
 
