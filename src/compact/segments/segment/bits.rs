@@ -3,27 +3,143 @@
 //! a delete edits a segment's coded words in place. Nothing here reads or writes past the
 //! slice it is given.
 
+/// Words a bit array is read from: one slice, or a segment's head and tail (`Split`), the
+/// second continuing the first.
+pub trait Words {
+    /// How many.
+    fn count(&self) -> usize;
+    /// Word `i`, if there is one.
+    fn word(&self, i: usize) -> Option<u64>;
+}
+
+/// Words a bit array is written to.
+pub trait WordsMut: Words {
+    fn word_mut(&mut self, i: usize) -> Option<&mut u64>;
+}
+
+impl Words for [u64] {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        self.get(i).copied()
+    }
+}
+
+impl WordsMut for [u64] {
+    #[inline]
+    fn word_mut(&mut self, i: usize) -> Option<&mut u64> {
+        self.get_mut(i)
+    }
+}
+
+/// A run of words held in two pieces: the end of a segment's head, then the start of its
+/// tail.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Split<'a> {
+    pub head: &'a [u64],
+    pub tail: &'a [u64],
+}
+
+impl Split<'_> {
+    /// The words in order.
+    pub fn iter(&self) -> impl Iterator<Item = &u64> + '_ {
+        self.head.iter().chain(self.tail)
+    }
+
+    /// Where word `i` lies (to prefetch it).
+    #[inline]
+    pub fn word_ref(&self, i: usize) -> Option<&u64> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get(i),
+            Some(j) => self.tail.get(j),
+        }
+    }
+
+    /// The number of leading words for which `before` holds (they are ordered so that it
+    /// holds for a prefix of them).
+    pub fn partition_point(&self, before: impl Fn(&u64) -> bool) -> usize {
+        match self.head.last().is_none_or(&before) {
+            true => self.head.len() + self.tail.partition_point(before),
+            false => self.head.partition_point(before),
+        }
+    }
+}
+
+impl Words for Split<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        self.word_ref(i).copied()
+    }
+}
+
+/// The same, to write.
+#[derive(Debug, Default)]
+pub struct SplitMut<'a> {
+    pub head: &'a mut [u64],
+    pub tail: &'a mut [u64],
+}
+
+impl SplitMut<'_> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
+        self.head.iter_mut().chain(self.tail.iter_mut())
+    }
+}
+
+impl Words for SplitMut<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get(i).copied(),
+            Some(j) => self.tail.get(j).copied(),
+        }
+    }
+}
+
+impl WordsMut for SplitMut<'_> {
+    #[inline]
+    fn word_mut(&mut self, i: usize) -> Option<&mut u64> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get_mut(i),
+            Some(j) => self.tail.get_mut(j),
+        }
+    }
+}
+
 /// The `width` bits at bit `at` of `words` (zero past their end).
 #[inline]
-pub fn get(words: &[u64], at: u64, width: u32) -> u64 {
+pub fn get<W: Words + ?Sized>(words: &W, at: u64, width: u32) -> u64 {
     if width == 0 {
         return 0;
     }
     let word = (at / 64) as usize;
     let shift = (at % 64) as u32;
-    let first = words.get(word).copied().unwrap_or(0) >> shift;
+    let first = words.word(word).unwrap_or(0) >> shift;
     let second = match shift {
         0 => 0,
-        s => words.get(word + 1).copied().unwrap_or(0) << (64 - s),
+        s => words.word(word + 1).unwrap_or(0) << (64 - s),
     };
     (first | second) & mask(width)
 }
 
 /// Whether bit `at` is set.
 #[inline]
-pub fn bit(words: &[u64], at: u64) -> bool {
+pub fn bit<W: Words + ?Sized>(words: &W, at: u64) -> bool {
     words
-        .get((at / 64) as usize)
+        .word((at / 64) as usize)
         .is_some_and(|w| w >> (at % 64) & 1 == 1)
 }
 
@@ -37,18 +153,18 @@ pub fn mask(width: u32) -> u64 {
 }
 
 /// Writes `value` (`width` bits) at bit `at`, the bits there first cleared.
-pub fn put(words: &mut [u64], at: u64, width: u32, value: u64) {
+pub fn put<W: WordsMut + ?Sized>(words: &mut W, at: u64, width: u32, value: u64) {
     if width == 0 {
         return;
     }
     let word = (at / 64) as usize;
     let shift = (at % 64) as u32;
     let value = value & mask(width);
-    if let Some(w) = words.get_mut(word) {
+    if let Some(w) = words.word_mut(word) {
         *w = (*w & !(mask(width) << shift)) | value << shift;
     }
     if shift + width > 64 {
-        if let Some(w) = words.get_mut(word + 1) {
+        if let Some(w) = words.word_mut(word + 1) {
             let spill = shift + width - 64;
             *w = (*w & !mask(spill)) | value >> (64 - shift);
         }
@@ -58,23 +174,26 @@ pub fn put(words: &mut [u64], at: u64, width: u32, value: u64) {
 /// Opens a gap of `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
 /// from `at` move up by `width` (the array has room for them), and `value` fills the gap.
 /// One pass over the words from `at`'s, each word's top bits carried into the next.
-pub fn insert(words: &mut [u64], at: u64, used: u64, width: u32, value: u64) {
+pub fn insert<W: WordsMut + ?Sized>(words: &mut W, at: u64, used: u64, width: u32, value: u64) {
     if width == 0 || width >= 64 || at > used {
         return;
     }
     let first = (at / 64) as usize;
     let last = ((used + u64::from(width) - 1) / 64) as usize;
-    let last = last.min(words.len().saturating_sub(1));
-    let Some((head, rest)) = words
-        .get_mut(first..=last)
-        .and_then(<[u64]>::split_first_mut)
-    else {
+    let last = last.min(words.count().saturating_sub(1));
+    if first > last {
+        return;
+    }
+    let Some(head) = words.word_mut(first) else {
         return;
     };
     let keep = mask((at % 64) as u32);
     let mut carry = *head >> (64 - width);
     *head = (*head & keep) | (*head << width & !keep);
-    for word in rest {
+    for i in first + 1..=last {
+        let Some(word) = words.word_mut(i) else {
+            break;
+        };
         let old = *word;
         *word = old << width | carry;
         carry = old >> (64 - width);
@@ -85,31 +204,33 @@ pub fn insert(words: &mut [u64], at: u64, used: u64, width: u32, value: u64) {
 /// Closes the `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
 /// after them move down by `width`, and zeros fill the top. One pass down from the last
 /// word, each word's low bits carried into the one before.
-pub fn remove(words: &mut [u64], at: u64, used: u64, width: u32) {
+pub fn remove<W: WordsMut + ?Sized>(words: &mut W, at: u64, used: u64, width: u32) {
     if width == 0 || width >= 64 || at + u64::from(width) > used {
         return;
     }
     let first = (at / 64) as usize;
     let last = ((used - 1) / 64) as usize;
-    let last = last.min(words.len().saturating_sub(1));
-    let mut carry = words.get(last + 1).copied().unwrap_or(0) << (64 - width);
-    let Some((head, rest)) = words
-        .get_mut(first..=last)
-        .and_then(<[u64]>::split_first_mut)
-    else {
+    let last = last.min(words.count().saturating_sub(1));
+    if first > last {
         return;
-    };
-    for word in rest.iter_mut().rev() {
+    }
+    let mut carry = words.word(last + 1).unwrap_or(0) << (64 - width);
+    for i in (first + 1..=last).rev() {
+        let Some(word) = words.word_mut(i) else {
+            continue;
+        };
         let old = *word;
         *word = old >> width | carry;
         carry = old << (64 - width);
     }
     let keep = mask((at % 64) as u32);
-    *head = (*head & keep) | ((*head >> width | carry) & !keep);
+    if let Some(head) = words.word_mut(first) {
+        *head = (*head & keep) | ((*head >> width | carry) & !keep);
+    }
     // Bits past `used` were zero, so the top `width` bits now are; the last word's bits past
     // the array's end, brought down from beyond it, are zero as well.
     let end = used - u64::from(width);
-    if let Some(w) = words.get_mut((end / 64) as usize) {
+    if let Some(w) = words.word_mut((end / 64) as usize) {
         *w &= mask((end % 64) as u32);
     }
 }
@@ -190,16 +311,29 @@ mod tests {
             let gap: Vec<bool> = (0..width).map(|b| value >> b & 1 == 1).collect();
             expected.splice(at as usize..at as usize, gap);
             let before = words.clone();
-            insert(&mut words, at, used, width, value);
+            // The same array held in two pieces (a segment's head and tail) cut anywhere.
+            let mut split = words.clone();
+            let cut = rng.below(room as u64 + 1) as usize;
+            insert(&mut words[..], at, used, width, value);
             let after = used + u64::from(width);
             assert_eq!(listed(&words, after), expected, "case {case}");
-            assert_eq!(get(&words, at, width), value);
+            assert_eq!(get(&words[..], at, width), value);
             let past: Vec<u64> = (after..room as u64 * 64)
-                .filter(|i| bit(&words, *i))
+                .filter(|i| bit(&words[..], *i))
                 .collect();
             assert!(past.is_empty(), "case {case}: bits past the end");
-            remove(&mut words, at, after, width);
+            {
+                let (head, tail) = split.split_at_mut(cut);
+                let mut pieces = SplitMut { head, tail };
+                insert(&mut pieces, at, used, width, value);
+                assert_eq!(get(&pieces, at, width), value);
+            }
+            assert_eq!(split, words, "case {case}: cut at {cut}");
+            remove(&mut words[..], at, after, width);
             assert_eq!(words, before, "case {case}");
+            let (head, tail) = split.split_at_mut(cut);
+            remove(&mut SplitMut { head, tail }, at, after, width);
+            assert_eq!(split, before, "case {case}: cut at {cut}");
         }
     }
 
