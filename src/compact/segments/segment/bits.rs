@@ -92,6 +92,75 @@ impl SplitMut<'_> {
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
         self.head.iter_mut().chain(self.tail.iter_mut())
     }
+
+    /// Bits the head holds.
+    fn head_bits(&self) -> u64 {
+        64 * self.head.len() as u64
+    }
+
+    /// `insert` on the two pieces as one array. A gap that falls in one piece is opened
+    /// there (the head's last bits it pushes out opened at the tail's start); one across the
+    /// cut (a few of a segment's edits) word by word over both.
+    pub fn insert(&mut self, at: u64, used: u64, width: u32, value: u64) {
+        let cut = self.head_bits();
+        if width == 0 || width >= 64 || at > used {
+            return;
+        }
+        if at >= cut {
+            insert(self.tail, at - cut, used - cut, width, value);
+        } else if used + u64::from(width) <= cut {
+            insert(self.head, at, used, width, value);
+        } else if at + u64::from(width) <= cut {
+            let out = self.head.last().map_or(0, |w| w >> (64 - width));
+            insert(self.tail, 0, used.saturating_sub(cut), width, out);
+            insert(self.head, at, cut - u64::from(width), width, value);
+        } else {
+            self.shift_each(at, used, width, value);
+        }
+    }
+
+    /// `remove` on the two pieces as one array, as `insert`.
+    pub fn remove(&mut self, at: u64, used: u64, width: u32) {
+        let cut = self.head_bits();
+        if width == 0 || width >= 64 || at + u64::from(width) > used {
+            return;
+        }
+        if at >= cut {
+            remove(self.tail, at - cut, used - cut, width);
+        } else if used <= cut {
+            remove(self.head, at, used, width);
+        } else if at + u64::from(width) <= cut && used - cut >= u64::from(width) {
+            let down = self.tail.first().map_or(0, |w| w & mask(width));
+            remove(self.tail, 0, used - cut, width);
+            remove(self.head, at, cut, width);
+            put(self.head, cut - u64::from(width), width, down);
+        } else {
+            self.unshift_each(at, used, width);
+        }
+    }
+
+    /// `insert` one bit at a time from the top (for gaps across the cut: rare, and a
+    /// segment's bits at most).
+    fn shift_each(&mut self, at: u64, used: u64, width: u32, value: u64) {
+        let width64 = u64::from(width);
+        for i in (at..used).rev() {
+            let b = u64::from(bit(self, i));
+            put(self, i + width64, 1, b);
+        }
+        put(self, at, width, value);
+    }
+
+    /// `remove` one bit at a time from the bottom, zeros past the end.
+    fn unshift_each(&mut self, at: u64, used: u64, width: u32) {
+        let width64 = u64::from(width);
+        for i in at..used - width64 {
+            let b = u64::from(bit(self, i + width64));
+            put(self, i, 1, b);
+        }
+        for i in used - width64..used {
+            put(self, i, 1, 0);
+        }
+    }
 }
 
 impl Words for SplitMut<'_> {
@@ -174,26 +243,23 @@ pub fn put<W: WordsMut + ?Sized>(words: &mut W, at: u64, width: u32, value: u64)
 /// Opens a gap of `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
 /// from `at` move up by `width` (the array has room for them), and `value` fills the gap.
 /// One pass over the words from `at`'s, each word's top bits carried into the next.
-pub fn insert<W: WordsMut + ?Sized>(words: &mut W, at: u64, used: u64, width: u32, value: u64) {
+pub fn insert(words: &mut [u64], at: u64, used: u64, width: u32, value: u64) {
     if width == 0 || width >= 64 || at > used {
         return;
     }
     let first = (at / 64) as usize;
     let last = ((used + u64::from(width) - 1) / 64) as usize;
-    let last = last.min(words.count().saturating_sub(1));
-    if first > last {
-        return;
-    }
-    let Some(head) = words.word_mut(first) else {
+    let last = last.min(words.len().saturating_sub(1));
+    let Some((head, rest)) = words
+        .get_mut(first..=last)
+        .and_then(<[u64]>::split_first_mut)
+    else {
         return;
     };
     let keep = mask((at % 64) as u32);
     let mut carry = *head >> (64 - width);
     *head = (*head & keep) | (*head << width & !keep);
-    for i in first + 1..=last {
-        let Some(word) = words.word_mut(i) else {
-            break;
-        };
+    for word in rest {
         let old = *word;
         *word = old << width | carry;
         carry = old >> (64 - width);
@@ -204,33 +270,31 @@ pub fn insert<W: WordsMut + ?Sized>(words: &mut W, at: u64, used: u64, width: u3
 /// Closes the `width` bits (below 64) at bit `at` of an array using `used` bits: the bits
 /// after them move down by `width`, and zeros fill the top. One pass down from the last
 /// word, each word's low bits carried into the one before.
-pub fn remove<W: WordsMut + ?Sized>(words: &mut W, at: u64, used: u64, width: u32) {
+pub fn remove(words: &mut [u64], at: u64, used: u64, width: u32) {
     if width == 0 || width >= 64 || at + u64::from(width) > used {
         return;
     }
     let first = (at / 64) as usize;
     let last = ((used - 1) / 64) as usize;
-    let last = last.min(words.count().saturating_sub(1));
-    if first > last {
+    let last = last.min(words.len().saturating_sub(1));
+    let mut carry = words.get(last + 1).copied().unwrap_or(0) << (64 - width);
+    let Some((head, rest)) = words
+        .get_mut(first..=last)
+        .and_then(<[u64]>::split_first_mut)
+    else {
         return;
-    }
-    let mut carry = words.word(last + 1).unwrap_or(0) << (64 - width);
-    for i in (first + 1..=last).rev() {
-        let Some(word) = words.word_mut(i) else {
-            continue;
-        };
+    };
+    for word in rest.iter_mut().rev() {
         let old = *word;
         *word = old >> width | carry;
         carry = old << (64 - width);
     }
     let keep = mask((at % 64) as u32);
-    if let Some(head) = words.word_mut(first) {
-        *head = (*head & keep) | ((*head >> width | carry) & !keep);
-    }
+    *head = (*head & keep) | ((*head >> width | carry) & !keep);
     // Bits past `used` were zero, so the top `width` bits now are; the last word's bits past
     // the array's end, brought down from beyond it, are zero as well.
     let end = used - u64::from(width);
-    if let Some(w) = words.word_mut((end / 64) as usize) {
+    if let Some(w) = words.get_mut((end / 64) as usize) {
         *w &= mask((end % 64) as u32);
     }
 }
@@ -295,7 +359,7 @@ mod tests {
     #[test]
     fn gaps_open_and_close_as_on_a_list_of_bits() {
         let mut rng = Rng::new(5);
-        for case in 0..3000u64 {
+        for case in 0..20000u64 {
             let used = rng.below(400);
             let width = 1 + rng.below(63) as u32;
             let at = rng.below(used + 1);
@@ -325,14 +389,14 @@ mod tests {
             {
                 let (head, tail) = split.split_at_mut(cut);
                 let mut pieces = SplitMut { head, tail };
-                insert(&mut pieces, at, used, width, value);
+                pieces.insert(at, used, width, value);
                 assert_eq!(get(&pieces, at, width), value);
             }
             assert_eq!(split, words, "case {case}: cut at {cut}");
             remove(&mut words[..], at, after, width);
             assert_eq!(words, before, "case {case}");
             let (head, tail) = split.split_at_mut(cut);
-            remove(&mut SplitMut { head, tail }, at, after, width);
+            SplitMut { head, tail }.remove(at, after, width);
             assert_eq!(split, before, "case {case}: cut at {cut}");
         }
     }

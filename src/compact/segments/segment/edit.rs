@@ -366,16 +366,10 @@ impl Segment {
         let (at, used) = (index * low, before.entries * low);
         if open {
             bits::insert(high, position, before.high_bits, 1, 1);
-            bits::insert(
-                &mut lows,
-                at,
-                used,
-                before.low,
-                value & bits::mask(before.low),
-            );
+            lows.insert(at, used, before.low, value & bits::mask(before.low));
         } else {
             bits::remove(high, position, before.high_bits, 1);
-            bits::remove(&mut lows, at, used, before.low);
+            lows.remove(at, used, before.low);
         }
         shift_samples(layout, samples, position, if open { 1 } else { -1 });
         for c in counters.iter_mut() {
