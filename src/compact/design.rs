@@ -18,7 +18,7 @@
 //!   fingerprint length (no marker bit, two header bytes a list). `flat H` names the
 //!   fingerprint schedule: the first `H` generations share 90 % of the rate equally.
 
-use super::segments::{size_class, Entry, Segment, Segmented};
+use super::segments::{segment_bytes, size_class, Entry, Segment, Segmented};
 use super::Compact;
 use crate::bloom::{Chain, ItemHash};
 
@@ -339,44 +339,31 @@ fn feed_floor() {
     }
 }
 
-/// What storing the built filter's own segments otherwise would take (issue 32's mean at
-/// 1 %: what bounds it, and what is left to build), grown item by item as above. Each
-/// layout is computed from the real segments at every size (their entries decoded, their
-/// parts' sizes as `Segment` lays them out):
-/// - `classes`: as built, one allocation per segment in its size class.
+/// What storing the built filter's own segments otherwise takes (issue 32's mean at 1 %:
+/// what bounds it), grown item by item as above. Each layout is computed from the real
+/// segments at every size (their entries decoded, their parts' sizes as `Segment` lays them
+/// out):
+/// - `head and tail (built)`: each segment's words in a head filling a size class and a
+///   tail with the rest when that takes less (`segment::head_words`), a 32-byte slot.
+/// - `one allocation`: each segment's words in one allocation in its size class, a 16-byte
+///   slot (the fourth session's build).
 /// - `exact`: the same words with no allocator rounding (what no allocator beats).
-/// - `head and tail`: each segment in two allocations, a head of the largest size class that
-///   holds its header, samples and high bits (cut after a whole entry's low bits) and a tail
-///   with the rest of the low bits and the counters; 16 more bytes of directory a segment.
 /// - `two lists`: a segment's entries of its most common length in one list of their own
-///   (no marker bit, no padding to a longer length), the rest in a second list as today.
+///   (no marker bit, no padding to a longer length), the rest in a second list as built.
 ///
-/// Each cell: the range over 16 filters (secrets) of the geometric mean and of the worst size.
-/// `cargo test --release --lib compact::design::storage_table -- --ignored --nocapture`.
+/// The slots of the layouts with no tail are counted at 16 bytes (the chunks' rounding
+/// aside). Each cell: the range over 16 filters (secrets) of the geometric mean and of the
+/// worst size. `cargo test --release --lib compact::design::storage_table -- --ignored
+/// --nocapture`.
 #[test]
 #[ignore]
 fn storage_table() {
-    fn head_and_tail(words: u64, before_lows: u64, low: u32, rest_bits: u64) -> u64 {
-        let bytes = 8 * words;
-        let head = (8 * before_lows..=bytes)
-            .rev()
-            .find(|&h| size_class(h) == h);
-        match head {
-            Some(head) if low > 0 && head < bytes => {
-                let lows_in_head = (8 * (head - 8 * before_lows)) / u64::from(low) * u64::from(low);
-                let tail = rest_bits.saturating_sub(lows_in_head).div_ceil(64) * 8;
-                head + size_class(tail) + 16
-            }
-            _ => size_class(bytes),
+    /// Bytes of each layout, and whether it has a tail (a 32-byte slot).
+    fn storage(segment: &Segment) -> [(u64, bool); 6] {
+        if segment.parts_layout().is_none() {
+            return [(0, false); 6];
         }
-    }
-    fn storage(segment: &Segment) -> [u64; 6] {
-        let Some((before_lows, low, entries, counters)) = segment.parts_layout() else {
-            return [0; 6];
-        };
-        let words = segment.words().len() as u64;
-        let lows_and_counters = entries * u64::from(low) + 64 * counters;
-        let split = head_and_tail(words, before_lows, low, lows_and_counters);
+        let words = segment.word_count();
         let decoded = segment.decode().unwrap_or_default();
         let mut lengths = std::collections::BTreeMap::new();
         for e in &decoded {
@@ -392,35 +379,25 @@ fn storage_table() {
             .filter(|l| !l.is_empty())
             .filter_map(|l| Segment::encode(l))
             .collect();
-        let two_words: u64 = lists.iter().map(|s| s.words().len() as u64).sum();
-        let two_before: u64 = lists
+        let two_words: usize = lists.iter().map(|s| s.word_count()).sum();
+        let two_before: usize = lists
             .iter()
             .filter_map(|s| s.parts_layout())
-            .map(|p| p.0)
+            .map(|p| p.0 as usize)
             .sum();
-        let two_lows: u64 = lists
-            .iter()
-            .filter_map(|s| s.parts_layout())
-            .map(|(_, low, n, c)| n * u64::from(low) + 64 * c)
-            .sum();
-        let two_low = lists
-            .iter()
-            .filter_map(|s| s.parts_layout())
-            .map(|p| p.1)
-            .max();
         [
-            segment.bytes(),
-            8 * words,
-            split,
-            size_class(8 * two_words),
-            head_and_tail(two_words, two_before, two_low.unwrap_or(0), two_lows),
-            8 * two_words,
+            (segment.bytes(), true),
+            (size_class(8 * words as u64), false),
+            (8 * words as u64, false),
+            (size_class(8 * two_words as u64), false),
+            (segment_bytes(two_words, two_before), true),
+            (8 * two_words as u64, false),
         ]
     }
     let names = [
-        "classes (built)",
+        "head and tail (built)",
+        "one allocation (the fourth session's build)",
         "exact (no allocator rounding)",
-        "head and tail",
         "two lists",
         "two lists, head and tail",
         "two lists, exact",
@@ -442,13 +419,19 @@ fn storage_table() {
                     held += 1;
                 }
                 let mut totals = [0u64; 6];
+                let mut narrow = [true; 6];
                 for segment in filter.directory.iter() {
-                    for (t, b) in totals.iter_mut().zip(storage(segment)) {
+                    for ((t, w), (b, tail)) in
+                        totals.iter_mut().zip(&mut narrow).zip(storage(segment))
+                    {
                         *t += b;
+                        *w &= !tail;
                     }
                 }
                 let rest = filter.bytes() - totals[0];
-                for (r, t) in ratios.iter_mut().zip(totals) {
+                let slots = 16 * filter.directory.len();
+                for ((r, t), w) in ratios.iter_mut().zip(totals).zip(narrow) {
+                    let rest = if w { rest - slots } else { rest };
                     r.push((rest + t) as f64 / floor_bytes(n, error) as f64);
                 }
             }

@@ -292,7 +292,10 @@ impl CompactFilter {
     pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
         match self {
             CompactFilter::Segments(f) => {
-                let words = f.each_segment().map(|s| s.words().to_vec()).collect();
+                let words = f
+                    .each_segment()
+                    .map(|s| s.words().copied().collect())
+                    .collect();
                 let back = Segmented::from_parts(f.fields(), words, max_bytes)?;
                 (back == *f)
                     .then_some(())

@@ -79,13 +79,13 @@ impl Segmented {
         let mut out = Vec::new();
         let mut at = from;
         while let Some(segment) = self.directory.get(at) {
-            let words = segment.words();
-            let size = 4 + 8 * words.len();
+            let count = segment.word_count();
+            let size = 4 + 8 * count;
             if at > from && (out.len() + size) as u64 > CHUNK_BYTES {
                 break;
             }
-            out.extend_from_slice(&(words.len() as u32).to_le_bytes());
-            for word in words {
+            out.extend_from_slice(&(count as u32).to_le_bytes());
+            for word in segment.words() {
                 out.extend_from_slice(&word.to_le_bytes());
             }
             at += 1;
@@ -103,11 +103,14 @@ impl Segmented {
         })
     }
 
-    /// Calls `relocate` with every segment's words (active defragmentation).
+    /// Calls `relocate` with every allocation of every segment's words (active
+    /// defragmentation).
     pub fn segments_for_relocation(&mut self, mut relocate: impl FnMut(&mut Box<[u64]>)) {
         for at in 0..self.directory.len() {
             if let Some(segment) = self.directory.get_mut(at) {
-                relocate(segment.words_for_relocation());
+                for words in segment.words_for_relocation() {
+                    relocate(words);
+                }
             }
         }
     }

@@ -164,7 +164,7 @@ impl Segmented {
         };
         let mut filter = Segmented::awaiting(fields, max_bytes)?;
         for segment in segments {
-            filter.take_segment(segment.words().to_vec(), max_bytes)?;
+            filter.take_segment(segment.words().copied().collect(), max_bytes)?;
         }
         filter.check_items(counted)?;
         Ok(filter)

@@ -2,10 +2,10 @@
 //! allocates nothing here but its words), the others in chunks of `CHUNK` slots, segment
 //! `i` in chunk `(i - 1) / CHUNK`. A chunk grows one slot at a time (the allocator resizes
 //! in place while its size class holds), so the directory takes only its size class's slack
-//! over 16 bytes a segment, where chunks doubling in size and allocated whole left up to
-//! half their slots unused (about 1-2 % of a filter at 1 %, more at sizes just past a
-//! doubling). Growing copies at most one chunk's slots (64 KiB), whatever the filter's size,
-//! and never a segment's words.
+//! over a slot a segment (32 bytes: a segment's head and tail), where chunks doubling in size
+//! and allocated whole left up to half their slots unused (about 1-2 % of a filter at 1 %,
+//! more at sizes just past a doubling). Growing copies at most one chunk's slots (128 KiB),
+//! whatever the filter's size, and never a segment's words.
 
 use super::segment::Segment;
 use super::size_class;
@@ -31,9 +31,12 @@ fn place(i: u64) -> (usize, usize) {
     ((j / CHUNK) as usize, (j % CHUNK) as usize)
 }
 
+/// Bytes of one slot (a segment's place: its head's and its tail's pointers and lengths).
+const SLOT: u64 = std::mem::size_of::<Segment>() as u64;
+
 /// Bytes of a chunk of `slots` slots, and of the list of `chunks` chunks.
 fn chunk_bytes(slots: usize) -> u64 {
-    size_class(16 * slots as u64)
+    size_class(SLOT * slots as u64)
 }
 
 fn list_bytes(chunks: usize) -> u64 {

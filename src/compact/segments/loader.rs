@@ -185,7 +185,10 @@ mod tests {
     use super::*;
 
     fn parts(filter: &Segmented) -> (Fields, Vec<Vec<u64>>) {
-        let words = filter.each_segment().map(|s| s.words().to_vec()).collect();
+        let words = filter
+            .each_segment()
+            .map(|s| s.words().copied().collect())
+            .collect();
         (filter.fields(), words)
     }
 

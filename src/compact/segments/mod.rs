@@ -31,6 +31,8 @@ mod segment;
 pub use codec::{header_version, load, Arrival, Loaded, HEADER_LEN, SEGMENTS_HEADER};
 pub use loader::Fields;
 pub use placement::bits as placement_bits;
+#[cfg(test)]
+pub use segment::segment_bytes;
 pub use segment::{Entry, Segment, MAX_COUNT};
 
 use segment::{add_entry, Edit};

@@ -46,7 +46,7 @@ fn a_segment_decodes_to_what_it_encoded_and_finds_its_prefixes() {
         let segment = Segment::encode(&entries).unwrap();
         assert_eq!(segment.decode().unwrap(), entries);
         assert_eq!(segment.len(), entries.len() as u64);
-        let words = segment.words().to_vec();
+        let words: Vec<u64> = segment.words().copied().collect();
         assert_eq!(Segment::from_words(words).unwrap(), segment);
         for _ in 0..50 {
             // A query extending a held entry, or a random one.
@@ -75,7 +75,11 @@ fn a_segment_decodes_to_what_it_encoded_and_finds_its_prefixes() {
 fn segment_words_are_refused_unless_canonical() {
     let mut rng = Rng::new(9);
     let entries = random_entries(&mut rng, 300, &[0, 7, 8, 9]);
-    let words = Segment::encode(&entries).unwrap().words().to_vec();
+    let words: Vec<u64> = Segment::encode(&entries)
+        .unwrap()
+        .words()
+        .copied()
+        .collect();
     let mut accepted = 0;
     for at in 0..words.len() {
         for flip in [1u64, 1 << 17, 1 << 40, 1 << 63] {
@@ -356,11 +360,7 @@ fn bytes_count_every_allocation_at_its_size_class() {
     for i in 0..20_000 {
         filter.add(&id(3, i), NO_LIMIT).unwrap();
     }
-    let segments: u64 = filter
-        .directory
-        .iter()
-        .map(|s| size_class(8 * s.words().len() as u64))
-        .sum();
+    let segments: u64 = filter.directory.iter().map(|s| s.bytes()).sum();
     assert_eq!(
         filter.bytes(),
         OVERHEAD + filter.directory.bytes() + segments
@@ -441,7 +441,10 @@ fn a_crowded_segment_stays_at_its_bound_and_takes_every_item() {
         }
         check_consistent(&filter);
         // It loads back as it is, and (deletable) every add deletes.
-        let words = filter.each_segment().map(|s| s.words().to_vec()).collect();
+        let words = filter
+            .each_segment()
+            .map(|s| s.words().copied().collect())
+            .collect();
         assert_eq!(
             Segmented::from_parts(filter.fields(), words, NO_LIMIT).as_ref(),
             Ok(&filter)

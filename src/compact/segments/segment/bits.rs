@@ -3,27 +3,212 @@
 //! a delete edits a segment's coded words in place. Nothing here reads or writes past the
 //! slice it is given.
 
+/// Words a bit array is read from: one slice, or a segment's head and tail (`Split`), the
+/// second continuing the first.
+pub trait Words {
+    /// How many.
+    fn count(&self) -> usize;
+    /// Word `i`, if there is one.
+    fn word(&self, i: usize) -> Option<u64>;
+}
+
+/// Words a bit array is written to.
+pub trait WordsMut: Words {
+    fn word_mut(&mut self, i: usize) -> Option<&mut u64>;
+}
+
+impl Words for [u64] {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        self.get(i).copied()
+    }
+}
+
+impl WordsMut for [u64] {
+    #[inline]
+    fn word_mut(&mut self, i: usize) -> Option<&mut u64> {
+        self.get_mut(i)
+    }
+}
+
+/// A run of words held in two pieces: the end of a segment's head, then the start of its
+/// tail.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Split<'a> {
+    pub head: &'a [u64],
+    pub tail: &'a [u64],
+}
+
+impl Split<'_> {
+    /// The words in order.
+    pub fn iter(&self) -> impl Iterator<Item = &u64> + '_ {
+        self.head.iter().chain(self.tail)
+    }
+
+    /// Where word `i` lies (to prefetch it).
+    #[inline]
+    pub fn word_ref(&self, i: usize) -> Option<&u64> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get(i),
+            Some(j) => self.tail.get(j),
+        }
+    }
+
+    /// The number of leading words for which `before` holds (they are ordered so that it
+    /// holds for a prefix of them).
+    pub fn partition_point(&self, before: impl Fn(&u64) -> bool) -> usize {
+        match self.head.last().is_none_or(&before) {
+            true => self.head.len() + self.tail.partition_point(before),
+            false => self.head.partition_point(before),
+        }
+    }
+}
+
+impl Words for Split<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        self.word_ref(i).copied()
+    }
+}
+
+/// The same, to write.
+#[derive(Debug, Default)]
+pub struct SplitMut<'a> {
+    pub head: &'a mut [u64],
+    pub tail: &'a mut [u64],
+}
+
+impl SplitMut<'_> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
+        self.head.iter_mut().chain(self.tail.iter_mut())
+    }
+
+    /// Bits the head holds.
+    fn head_bits(&self) -> u64 {
+        64 * self.head.len() as u64
+    }
+
+    /// `insert` on the two pieces as one array. A gap that falls in one piece is opened
+    /// there (the head's last bits it pushes out opened at the tail's start); one across the
+    /// cut (a few of a segment's edits) word by word over both.
+    pub fn insert(&mut self, at: u64, used: u64, width: u32, value: u64) {
+        let cut = self.head_bits();
+        if width == 0 || width >= 64 || at > used {
+            return;
+        }
+        if at >= cut {
+            insert(self.tail, at - cut, used - cut, width, value);
+        } else if used + u64::from(width) <= cut {
+            insert(self.head, at, used, width, value);
+        } else if at + u64::from(width) <= cut {
+            let out = self.head.last().map_or(0, |w| w >> (64 - width));
+            insert(self.tail, 0, used.saturating_sub(cut), width, out);
+            insert(self.head, at, cut - u64::from(width), width, value);
+        } else {
+            self.shift_each(at, used, width, value);
+        }
+    }
+
+    /// `remove` on the two pieces as one array, as `insert`.
+    pub fn remove(&mut self, at: u64, used: u64, width: u32) {
+        let cut = self.head_bits();
+        if width == 0 || width >= 64 || at + u64::from(width) > used {
+            return;
+        }
+        if at >= cut {
+            remove(self.tail, at - cut, used - cut, width);
+        } else if used <= cut {
+            remove(self.head, at, used, width);
+        } else if at + u64::from(width) <= cut && used - cut >= u64::from(width) {
+            let down = self.tail.first().map_or(0, |w| w & mask(width));
+            remove(self.tail, 0, used - cut, width);
+            remove(self.head, at, cut, width);
+            put(self.head, cut - u64::from(width), width, down);
+        } else {
+            self.unshift_each(at, used, width);
+        }
+    }
+
+    /// `insert` one bit at a time from the top (for gaps across the cut: rare, and a
+    /// segment's bits at most).
+    fn shift_each(&mut self, at: u64, used: u64, width: u32, value: u64) {
+        let width64 = u64::from(width);
+        for i in (at..used).rev() {
+            let b = u64::from(bit(self, i));
+            put(self, i + width64, 1, b);
+        }
+        put(self, at, width, value);
+    }
+
+    /// `remove` one bit at a time from the bottom, zeros past the end.
+    fn unshift_each(&mut self, at: u64, used: u64, width: u32) {
+        let width64 = u64::from(width);
+        for i in at..used - width64 {
+            let b = u64::from(bit(self, i + width64));
+            put(self, i, 1, b);
+        }
+        for i in used - width64..used {
+            put(self, i, 1, 0);
+        }
+    }
+}
+
+impl Words for SplitMut<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get(i).copied(),
+            Some(j) => self.tail.get(j).copied(),
+        }
+    }
+}
+
+impl WordsMut for SplitMut<'_> {
+    #[inline]
+    fn word_mut(&mut self, i: usize) -> Option<&mut u64> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get_mut(i),
+            Some(j) => self.tail.get_mut(j),
+        }
+    }
+}
+
 /// The `width` bits at bit `at` of `words` (zero past their end).
 #[inline]
-pub fn get(words: &[u64], at: u64, width: u32) -> u64 {
+pub fn get<W: Words + ?Sized>(words: &W, at: u64, width: u32) -> u64 {
     if width == 0 {
         return 0;
     }
     let word = (at / 64) as usize;
     let shift = (at % 64) as u32;
-    let first = words.get(word).copied().unwrap_or(0) >> shift;
+    let first = words.word(word).unwrap_or(0) >> shift;
     let second = match shift {
         0 => 0,
-        s => words.get(word + 1).copied().unwrap_or(0) << (64 - s),
+        s => words.word(word + 1).unwrap_or(0) << (64 - s),
     };
     (first | second) & mask(width)
 }
 
 /// Whether bit `at` is set.
 #[inline]
-pub fn bit(words: &[u64], at: u64) -> bool {
+pub fn bit<W: Words + ?Sized>(words: &W, at: u64) -> bool {
     words
-        .get((at / 64) as usize)
+        .word((at / 64) as usize)
         .is_some_and(|w| w >> (at % 64) & 1 == 1)
 }
 
@@ -37,18 +222,18 @@ pub fn mask(width: u32) -> u64 {
 }
 
 /// Writes `value` (`width` bits) at bit `at`, the bits there first cleared.
-pub fn put(words: &mut [u64], at: u64, width: u32, value: u64) {
+pub fn put<W: WordsMut + ?Sized>(words: &mut W, at: u64, width: u32, value: u64) {
     if width == 0 {
         return;
     }
     let word = (at / 64) as usize;
     let shift = (at % 64) as u32;
     let value = value & mask(width);
-    if let Some(w) = words.get_mut(word) {
+    if let Some(w) = words.word_mut(word) {
         *w = (*w & !(mask(width) << shift)) | value << shift;
     }
     if shift + width > 64 {
-        if let Some(w) = words.get_mut(word + 1) {
+        if let Some(w) = words.word_mut(word + 1) {
             let spill = shift + width - 64;
             *w = (*w & !mask(spill)) | value >> (64 - shift);
         }
@@ -174,7 +359,7 @@ mod tests {
     #[test]
     fn gaps_open_and_close_as_on_a_list_of_bits() {
         let mut rng = Rng::new(5);
-        for case in 0..3000u64 {
+        for case in 0..20000u64 {
             let used = rng.below(400);
             let width = 1 + rng.below(63) as u32;
             let at = rng.below(used + 1);
@@ -190,16 +375,29 @@ mod tests {
             let gap: Vec<bool> = (0..width).map(|b| value >> b & 1 == 1).collect();
             expected.splice(at as usize..at as usize, gap);
             let before = words.clone();
-            insert(&mut words, at, used, width, value);
+            // The same array held in two pieces (a segment's head and tail) cut anywhere.
+            let mut split = words.clone();
+            let cut = rng.below(room as u64 + 1) as usize;
+            insert(&mut words[..], at, used, width, value);
             let after = used + u64::from(width);
             assert_eq!(listed(&words, after), expected, "case {case}");
-            assert_eq!(get(&words, at, width), value);
+            assert_eq!(get(&words[..], at, width), value);
             let past: Vec<u64> = (after..room as u64 * 64)
-                .filter(|i| bit(&words, *i))
+                .filter(|i| bit(&words[..], *i))
                 .collect();
             assert!(past.is_empty(), "case {case}: bits past the end");
-            remove(&mut words, at, after, width);
+            {
+                let (head, tail) = split.split_at_mut(cut);
+                let mut pieces = SplitMut { head, tail };
+                pieces.insert(at, used, width, value);
+                assert_eq!(get(&pieces, at, width), value);
+            }
+            assert_eq!(split, words, "case {case}: cut at {cut}");
+            remove(&mut words[..], at, after, width);
             assert_eq!(words, before, "case {case}");
+            let (head, tail) = split.split_at_mut(cut);
+            SplitMut { head, tail }.remove(at, after, width);
+            assert_eq!(split, before, "case {case}: cut at {cut}");
         }
     }
 

@@ -5,8 +5,10 @@
 //! times in a segment's life) is the segment coded again from its entries. The work is one
 //! pass over the segment's words at most, so it stays within the segment's bound.
 
-use super::super::{size_class, MAX_SEGMENT_ENTRIES};
-use super::{bits, shift_samples, Coder, Entry, Parts, PartsMut, Segment, Shape};
+use super::super::MAX_SEGMENT_ENTRIES;
+use super::bits::{self, Words, WordsMut};
+use super::{head_words, segment_bytes, shift_samples, Coder, Entry, Parts, PartsMut};
+use super::{Segment, Shape, SplitMut};
 use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
 /// A change to one segment, worked out before anything changes (a refused add changes
@@ -25,11 +27,11 @@ pub enum Edit {
         value: u64,
         shape: Shape,
     },
-    /// Entry `index` now added `count` times; `words` after.
+    /// Entry `index` now added `count` times; `shape` is the segment's after.
     Count {
         index: u64,
         count: u64,
-        words: usize,
+        shape: Shape,
     },
     /// The segment coded again: its low width or longest length changes.
     Recode(Segment),
@@ -39,21 +41,26 @@ impl Edit {
     /// Entry `index` of a segment shaped `shape`, added `from` times, now `to` times (both
     /// at least 1): a counter word comes or goes as the count passes 1.
     fn recount(shape: &Shape, index: u64, from: u64, to: u64) -> Edit {
+        let (more, fewer) = (u64::from(to > 1), u64::from(from > 1));
         Edit::Count {
             index,
             count: to,
-            words: shape.words + usize::from(to > 1) - usize::from(from > 1),
+            shape: Shape {
+                counters: shape.counters + more - fewer,
+                words: shape.words + more as usize - fewer as usize,
+                ..*shape
+            },
         }
     }
 
-    /// Bytes the segment's allocation takes after the edit.
+    /// Bytes the segment's allocations take after the edit.
     pub fn bytes(&self) -> u64 {
-        let words = match self {
-            Edit::Insert { shape, .. } | Edit::Remove { shape, .. } => shape.words,
-            Edit::Count { words, .. } => *words,
-            Edit::Recode(s) => s.words.len(),
-        };
-        size_class(8 * words as u64)
+        match self {
+            Edit::Insert { shape, .. } | Edit::Remove { shape, .. } | Edit::Count { shape, .. } => {
+                segment_bytes(shape.words, shape.low_at)
+            }
+            Edit::Recode(s) => s.bytes(),
+        }
     }
 }
 
@@ -154,23 +161,20 @@ impl Segment {
             return None;
         }
         let from = self.parts(shape)?;
-        let mut segment = Segment {
-            words: vec![0u64; wide.words].into_boxed_slice(),
-        };
-        let to = segment.parts_mut(&wide)?;
-        *to.header = wide.header();
-        let copies = [
-            (to.samples, from.samples),
-            (to.high, from.high),
-            (to.counters, from.counters),
-        ];
-        for (to, from) in copies {
+        let mut whole = vec![0u64; wide.words];
+        *whole.first_mut()? = wide.header();
+        let mut segment = Segment::cut(whole, head_words(wide.words, wide.low_at));
+        let mut to = segment.parts_mut(&wide)?;
+        for (to, from) in [(to.samples, from.samples), (to.high, from.high)] {
             to.get_mut(..from.len())?.copy_from_slice(from);
+        }
+        for (to, from) in to.counters.iter_mut().zip(from.counters.iter()) {
+            *to = *from;
         }
         let (low, wider) = (u64::from(shape.low), u64::from(wide.low));
         for i in 0..shape.entries {
-            let bits = bits::get(from.lows, i * low, shape.low);
-            bits::put(to.lows, i * wider, wide.low, bits << by);
+            let bits = bits::get(&from.lows, i * low, shape.low);
+            bits::put(&mut to.lows, i * wider, wide.low, bits << by);
         }
         Some(segment)
     }
@@ -195,7 +199,8 @@ impl Segment {
         if index == coder.pushed {
             coder.push(new);
         }
-        let counters = self.parts(shape)?.counters.iter();
+        let parts = self.parts(shape)?;
+        let counters = parts.counters.iter();
         let counters = counters.map(|w| w + u64::from(w & INDEX >= index));
         Some((Edit::Recode(coder.finish(counters)?), true))
     }
@@ -301,42 +306,42 @@ impl Segment {
 
     /// Moves the parts from where `from` lays them to where `to` does (shapes one entry
     /// apart, so every part starts at or after where it did when `to` holds more, at or
-    /// before when it holds fewer; a part's bits in use fit in both), in the same allocation
-    /// resized (in place while its size class holds).
+    /// before when it holds fewer; a part's bits in use fit in both). While the cut between
+    /// head and tail stays, in the same allocations resized (in place while a size class
+    /// holds); when it moves (the segment passes a size class), the words are cut again.
     fn lay_out(&mut self, from: &Shape, to: &Shape) {
-        let spans = |s: &Shape| {
-            [
-                (s.high_at, s.low_at),
-                (s.low_at, s.counters_at),
-                (s.counters_at, s.words),
-            ]
-        };
         let (old, new) = (spans(from), spans(to));
-        if old == new || self.words.len() != from.words {
+        if old == new || self.word_count() != from.words {
             return;
         }
-        let mut words = std::mem::take(&mut self.words).into_vec();
-        words.reserve_exact(to.words.saturating_sub(from.words));
-        words.resize(from.words.max(to.words), 0);
-        // Growing, the last part moves first (into room past the end); shrinking, the first.
-        let order = match to.words > from.words {
-            true => [2, 1, 0],
-            false => [0, 1, 2],
-        };
-        let moves = order.map(|p| old.get(p).zip(new.get(p)));
-        for (&(from_start, from_end), &(to_start, to_end)) in moves.into_iter().flatten() {
-            let n = from_end
-                .saturating_sub(from_start)
-                .min(to_end.saturating_sub(to_start));
-            if from_start + n <= words.len() && to_start + n <= words.len() {
-                words.copy_within(from_start..from_start + n, to_start);
-            }
-            if let Some(rest) = words.get_mut(to_start + n..to_end) {
-                rest.fill(0);
-            }
+        let growing = to.words > from.words;
+        let room = from.words.max(to.words);
+        let cut = head_words(to.words, to.low_at);
+        if self.tail.is_empty() && cut == to.words {
+            let mut words = std::mem::take(&mut self.words).into_vec();
+            words.reserve_exact(room - words.len());
+            words.resize(room, 0);
+            move_parts(&mut words[..], old, new, growing);
+            words.truncate(to.words);
+            self.words = words.into_boxed_slice();
+        } else if cut == self.words.len() {
+            let mut tail = std::mem::take(&mut self.tail).into_vec();
+            tail.reserve_exact((room - cut).saturating_sub(tail.len()));
+            tail.resize(room - cut, 0);
+            let mut all = SplitMut {
+                head: &mut self.words,
+                tail: &mut tail,
+            };
+            move_parts(&mut all, old, new, growing);
+            tail.truncate(to.words - cut);
+            self.tail = tail.into_boxed_slice();
+        } else {
+            let mut whole: Vec<u64> = self.words().copied().collect();
+            whole.resize(room, 0);
+            move_parts(&mut whole[..], old, new, growing);
+            whole.truncate(to.words);
+            *self = Segment::cut(whole, cut);
         }
-        words.truncate(to.words);
-        self.words = words.into_boxed_slice();
     }
 
     /// Opens or closes (as `after` holds one entry more or less) entry `index`'s place in
@@ -349,8 +354,8 @@ impl Segment {
             header,
             samples,
             high,
-            lows,
-            counters,
+            mut lows,
+            mut counters,
         }) = self.parts_mut(layout)
         else {
             return;
@@ -361,10 +366,10 @@ impl Segment {
         let (at, used) = (index * low, before.entries * low);
         if open {
             bits::insert(high, position, before.high_bits, 1, 1);
-            bits::insert(lows, at, used, before.low, value & bits::mask(before.low));
+            lows.insert(at, used, before.low, value & bits::mask(before.low));
         } else {
             bits::remove(high, position, before.high_bits, 1);
-            bits::remove(lows, at, used, before.low);
+            lows.remove(at, used, before.low);
         }
         shift_samples(layout, samples, position, if open { 1 } else { -1 });
         for c in counters.iter_mut() {
@@ -380,29 +385,87 @@ impl Segment {
         let Some(Parts { counters, .. }) = self.parts(shape) else {
             return;
         };
-        let at = shape.counters_at + counters.partition_point(|w| w & INDEX < index);
-        let held = self.words.get(at).is_some_and(|w| w & INDEX == index);
+        let k = counters.partition_point(|w| w & INDEX < index);
+        let held = counters.word(k).is_some_and(|w| w & INDEX == index);
         let word = index | count.saturating_sub(2) << INDEX_BITS;
         match (held, count > 1) {
             (true, true) => {
-                if let Some(w) = self.words.get_mut(at) {
-                    *w = word;
+                if let Some(mut parts) = self.parts_mut(shape) {
+                    if let Some(w) = parts.counters.word_mut(k) {
+                        *w = word;
+                    }
                 }
             }
             (false, false) => {}
             (held, _) => {
-                let mut words = std::mem::take(&mut self.words).into_vec();
+                let mut whole: Vec<u64> = self.words().copied().collect();
+                let at = shape.counters_at + k;
                 if held {
-                    words.remove(at);
+                    whole.remove(at);
                 } else {
-                    words.reserve_exact(1);
-                    words.insert(at, word);
+                    whole.reserve_exact(1);
+                    whole.insert(at, word);
                 }
-                if let Some(header) = words.first_mut() {
-                    let counters = u64::from(!held) + shape.counters - u64::from(held);
-                    *header = Shape { counters, ..*shape }.header();
+                let counters = u64::from(!held) + shape.counters - u64::from(held);
+                let after = Shape {
+                    counters,
+                    words: whole.len(),
+                    ..*shape
+                };
+                if let Some(header) = whole.first_mut() {
+                    *header = after.header();
                 }
-                self.words = words.into_boxed_slice();
+                *self = Segment::cut(whole, head_words(after.words, after.low_at));
+            }
+        }
+    }
+}
+
+/// Where a shape's parts after the header lie: the high bits, the low bits, the counters.
+fn spans(s: &Shape) -> [(usize, usize); 3] {
+    [
+        (s.high_at, s.low_at),
+        (s.low_at, s.counters_at),
+        (s.counters_at, s.words),
+    ]
+}
+
+/// Moves each part from its span in `old` to its span in `new` (growing: the last part
+/// first, into room past the end; shrinking: the first), what a part gains zeroed.
+fn move_parts<W: WordsMut + ?Sized>(
+    words: &mut W,
+    old: [(usize, usize); 3],
+    new: [(usize, usize); 3],
+    growing: bool,
+) {
+    let order = match growing {
+        true => [2, 1, 0],
+        false => [0, 1, 2],
+    };
+    for p in order {
+        let (Some(&(from_start, from_end)), Some(&(to_start, to_end))) = (old.get(p), new.get(p))
+        else {
+            continue;
+        };
+        let n = (from_end.saturating_sub(from_start)).min(to_end.saturating_sub(to_start));
+        if from_start + n > words.count() || to_start + n > words.count() {
+            continue;
+        }
+        let copy = |words: &mut W, i: usize| {
+            if let Some(w) = words.word(from_start + i) {
+                if let Some(to) = words.word_mut(to_start + i) {
+                    *to = w;
+                }
+            }
+        };
+        match to_start.cmp(&from_start) {
+            std::cmp::Ordering::Greater => (0..n).rev().for_each(|i| copy(words, i)),
+            std::cmp::Ordering::Less => (0..n).for_each(|i| copy(words, i)),
+            std::cmp::Ordering::Equal => {}
+        }
+        for i in to_start + n..to_end {
+            if let Some(w) = words.word_mut(i) {
+                *w = 0;
             }
         }
     }
