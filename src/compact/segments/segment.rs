@@ -573,7 +573,7 @@ impl Segment {
                 if i >= shape.entries || position >= shape.high_bits {
                     return None;
                 }
-                let low = bits::get(&lows, i * u64::from(shape.low), shape.low);
+                let low = lows.get(i * u64::from(shape.low), shape.low);
                 each(((position - i) << shape.low) | low);
                 i += 1;
             }
@@ -639,7 +639,7 @@ impl Segment {
         let mut index = position.checked_sub(bucket)?;
         let want = value & bits::mask(shape.low);
         while position < shape.high_bits && bits::bit(high, position) {
-            let low = bits::get(&lows, index * u64::from(shape.low), shape.low);
+            let low = lows.get(index * u64::from(shape.low), shape.low);
             if low >= want {
                 return Some((index, low == want));
             }
@@ -690,8 +690,7 @@ impl Segment {
                 continue;
             }
             let i = position - zeros;
-            let value =
-                (zeros << shape.low) | bits::get(&lows, i * u64::from(shape.low), shape.low);
+            let value = (zeros << shape.low) | lows.get(i * u64::from(shape.low), shape.low);
             if value >= end {
                 break;
             }

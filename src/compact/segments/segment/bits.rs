@@ -50,6 +50,16 @@ impl Split<'_> {
         self.head.iter().chain(self.tail)
     }
 
+    /// The `width` bits at bit `at` (as `get`), read from the head alone when they lie
+    /// there (every read but the last few of a segment's low bits).
+    #[inline]
+    pub fn get(&self, at: u64, width: u32) -> u64 {
+        match at + u64::from(width) <= 64 * self.head.len() as u64 {
+            true => get(self.head, at, width),
+            false => get(self, at, width),
+        }
+    }
+
     /// Where word `i` lies (to prefetch it).
     #[inline]
     pub fn word_ref(&self, i: usize) -> Option<&u64> {

@@ -173,7 +173,7 @@ impl Segment {
         }
         let (low, wider) = (u64::from(shape.low), u64::from(wide.low));
         for i in 0..shape.entries {
-            let bits = bits::get(&from.lows, i * low, shape.low);
+            let bits = from.lows.get(i * low, shape.low);
             bits::put(&mut to.lows, i * wider, wide.low, bits << by);
         }
         Some(segment)
