@@ -298,7 +298,11 @@ impl Segmented {
     pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
         let bits = placement_bits(hash, self.secret);
         let (at, tail) = self.locate(bits);
-        let present = self.directory.get(at).is_some_and(|s| s.contains(tail));
+        let segment = self.directory.get(at);
+        if let Some(s) = segment {
+            s.prefetch_tail();
+        }
+        let present = segment.is_some_and(|s| s.contains(tail));
         if present && !self.deletable {
             return Ok(false);
         }

@@ -713,6 +713,15 @@ impl Segment {
         crate::bloom::link::prefetch(self.words.as_ptr().cast());
     }
 
+    /// Starts loading the tail's first words, which an add's gap in the low bits moves
+    /// whatever its place (before the lookup that precedes it, so that the two waits overlap).
+    #[inline]
+    pub fn prefetch_tail(&self) {
+        if let Some(word) = self.tail.first() {
+            crate::bloom::link::prefetch((word as *const u64).cast());
+        }
+    }
+
     /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
     /// the header has arrived): the select sample of its bucket, and where its high bits and
     /// low bits lie on average (the entries spread evenly over the buckets).
