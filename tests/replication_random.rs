@@ -209,6 +209,13 @@ const REPLICA_SETTINGS: &[(&str, &str)] = &[
 /// How long one reply may take: every command here answers in milliseconds, so a read that
 /// waits this long is a command that never answers.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The replication link's settings on both servers (see `launch_primary`).
+const QUIET_LINK: [&str; 4] = [
+    "--repl-ping-replica-period",
+    "3600",
+    "--repl-timeout",
+    "7200",
+];
 
 fn connect(server: &Server) -> Client {
     let mut client = server.client();
@@ -818,6 +825,11 @@ impl Run {
     fn launch_primary() -> Server {
         let mut config = startup_args(PRIMARY_SETTINGS);
         config.extend(["--propagation-error-behavior".into(), "panic".into()]);
+        // No PING to the replica between the run's own writes: one that arrives while the
+        // replica runs DEBUG LOADAOF is answered -LOADING, which `propagation-error-behavior
+        // panic` turns into a panic of the server (seen once on Valkey 8.0 under load). With
+        // no pings the link's timeout is lengthened to match, on both sides.
+        config.extend(QUIET_LINK.iter().map(|a| a.to_string()));
         let config: Vec<&str> = config.iter().map(String::as_str).collect();
         Server::with_module_and_config(fault_module(), &config)
     }
@@ -825,6 +837,7 @@ impl Run {
     fn launch_replica(primary_port: u16) -> Server {
         let mut config = startup_args(REPLICA_SETTINGS);
         config.extend(["--propagation-error-behavior".into(), "panic".into()]);
+        config.extend(QUIET_LINK.iter().map(|a| a.to_string()));
         let port = primary_port.to_string();
         config.extend(["--replicaof".into(), "127.0.0.1".into(), port]);
         let config: Vec<&str> = config.iter().map(String::as_str).collect();
