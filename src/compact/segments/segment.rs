@@ -97,7 +97,7 @@ pub struct Segment {
 
 /// Bytes of the second allocation's place (the tail's pointer and length, where a segment
 /// is held): what splitting a segment must save at least.
-const TAIL_SLOT: u64 = 16;
+const TAIL_SLOT: u64 = std::mem::size_of::<Box<[u64]>>() as u64;
 
 /// The largest size class at most `bytes`.
 fn class_below(bytes: u64) -> u64 {

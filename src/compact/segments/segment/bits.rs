@@ -173,18 +173,26 @@ impl SplitMut<'_> {
     }
 }
 
+impl SplitMut<'_> {
+    /// The same words, to read.
+    #[inline]
+    fn view(&self) -> Split<'_> {
+        Split {
+            head: self.head,
+            tail: self.tail,
+        }
+    }
+}
+
 impl Words for SplitMut<'_> {
     #[inline]
     fn count(&self) -> usize {
-        self.head.len() + self.tail.len()
+        self.view().count()
     }
 
     #[inline]
     fn word(&self, i: usize) -> Option<u64> {
-        match i.checked_sub(self.head.len()) {
-            None => self.head.get(i).copied(),
-            Some(j) => self.tail.get(j).copied(),
-        }
+        self.view().word(i)
     }
 }
 
