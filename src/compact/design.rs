@@ -350,6 +350,8 @@ fn feed_floor() {
 /// - `exact`: the same words with no allocator rounding (what no allocator beats).
 /// - `two lists`: a segment's entries of its most common length in one list of their own
 ///   (no marker bit, no padding to a longer length), the rest in a second list as built.
+/// - `head and tail, 16-byte slots`: as built, with a segment's place two thin pointers
+///   (the lengths read from its header), which safe Rust does not give.
 ///
 /// The slots of the layouts with no tail are counted at 16 bytes (the chunks' rounding
 /// aside). Each cell: the range over 16 filters (secrets) of the geometric mean and of the
@@ -359,9 +361,9 @@ fn feed_floor() {
 #[ignore]
 fn storage_table() {
     /// Bytes of each layout, and whether it has a tail (a 32-byte slot).
-    fn storage(segment: &Segment) -> [(u64, bool); 6] {
+    fn storage(segment: &Segment) -> [(u64, bool); 7] {
         if segment.parts_layout().is_none() {
-            return [(0, false); 6];
+            return [(0, false); 7];
         }
         let words = segment.word_count();
         let decoded = segment.decode().unwrap_or_default();
@@ -392,6 +394,7 @@ fn storage_table() {
             (size_class(8 * two_words as u64), false),
             (segment_bytes(two_words, two_before), true),
             (8 * two_words as u64, false),
+            (segment.bytes(), false),
         ]
     }
     let names = [
@@ -401,6 +404,7 @@ fn storage_table() {
         "two lists",
         "two lists, head and tail",
         "two lists, exact",
+        "head and tail, 16-byte slots (thin pointers)",
     ];
     // Each filter's secret places its items, so which segments sit just past a size class
     // differs from filter to filter: the worst size is taken over 16 secrets.
@@ -418,8 +422,8 @@ fn storage_table() {
                     filter.add(&id(held), u64::MAX).unwrap();
                     held += 1;
                 }
-                let mut totals = [0u64; 6];
-                let mut narrow = [true; 6];
+                let mut totals = [0u64; 7];
+                let mut narrow = [true; 7];
                 for segment in filter.directory.iter() {
                     for ((t, w), (b, tail)) in
                         totals.iter_mut().zip(&mut narrow).zip(storage(segment))

@@ -64,7 +64,7 @@ impl Segmented {
         out.extend_from_slice(&SEGMENTS_HEADER.to_le_bytes());
         out.extend_from_slice(&self.error.to_le_bytes());
         let flags = if self.deletable { FLAG_DELETABLE } else { 0 };
-        for word in [flags, self.first_level, self.level] {
+        for word in [flags, u32::from(self.first_level), u32::from(self.level)] {
             out.extend_from_slice(&word.to_le_bytes());
         }
         for wide in [self.pointer, self.items, self.secret] {

@@ -30,8 +30,8 @@ impl Segmented {
             error: self.error,
             deletable: self.deletable,
             secret: self.secret,
-            first_level: self.first_level,
-            level: self.level,
+            first_level: u32::from(self.first_level),
+            level: u32::from(self.level),
             pointer: self.pointer,
             items: self.items,
         }
@@ -75,7 +75,10 @@ impl Segmented {
             return Err(LoadError::Invalid("split position"));
         }
         let fresh_bits = total_bits(error, first_level, level - first_level)
+            .and_then(|b| u8::try_from(b).ok())
             .ok_or(LoadError::Invalid("error rate"))?;
+        let small = |v: u32| u8::try_from(v).map_err(|_| LoadError::Invalid("split position"));
+        let (first_level, level) = (small(first_level)?, small(level)?);
         // No more items than the segments could count (what BF.CARD answers while they
         // arrive, and an integer reply at every size). A filter without deletes counts adds
         // that a full segment took into an entry it had (`Segmented::overflow`) too.
@@ -133,9 +136,8 @@ impl Segmented {
         // encoding, which has no secret, keeps its entries' lengths up to the longest held).
         let room = match self.secret {
             0 => MAX_LEN,
-            _ => self
-                .fresh_bits
-                .saturating_sub(address_bits_at(self.level, self.pointer, at)),
+            _ => u32::from(self.fresh_bits)
+                .saturating_sub(address_bits_at(u32::from(self.level), self.pointer, at)),
         };
         let mut counted = 0u64;
         for e in &entries {

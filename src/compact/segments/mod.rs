@@ -102,20 +102,30 @@ pub fn total_bits(error: f64, first_level: u32, g: u32) -> Option<u32> {
     let mut carried = 0.0;
     let mut bits = 0;
     for i in 0..=g {
-        let most = (SEGMENT_ITEMS as f64)
-            * power_of_two(i32::try_from(first_level + i + u32::from(i == 0)).ok()?);
+        let most = generation_entries(first_level, i)?;
         let allowed = share(i) + carried;
-        bits = whole_log2(most / (allowed * error))?;
+        // Never fewer than the generation before (the loader bounds a segment's entries by
+        // the newest generation's bits): only generation 1 could, its entries not quite
+        // twice generation 0's and its share raised by what generation 0 left.
+        bits = whole_log2(most / (allowed * error))?.max(bits);
         let used = most * power_of_two(-i32::try_from(bits).ok()?) / error;
-        // Generation 0's rest is not carried: generation 1's entries then hold as many bits
-        // as its own, so the first segments keep one length and pay no marker bit
-        // (`segment`), which is worth more there than a bit off generation 1.
-        carried = match i {
-            0 => 0.0,
-            _ => (allowed - used).max(0.0),
-        };
+        carried = (allowed - used).max(0.0);
     }
     (bits <= first_level + g + MAX_LEN).then_some(bits)
+}
+
+/// The most entries generation `i` of a filter created with `2^first_level` segments or
+/// more may hold. Generation 0 lasts until the directory reaches `2^(first_level + 1)`
+/// segments: the last split into that many comes when the entries pass `SEGMENT_ITEMS` for
+/// each of the one fewer, so the new entry it brings is the last of generation 0. A later
+/// generation `i` ends at twice the segments it began with: the entries added meanwhile are
+/// at most `SEGMENT_ITEMS` for each segment it began with. Exact in `f64`.
+fn generation_entries(first_level: u32, i: u32) -> Option<f64> {
+    let items = SEGMENT_ITEMS as f64;
+    Some(match i {
+        0 => items * (power_of_two(i32::try_from(first_level + 1).ok()?) - 1.0) + 1.0,
+        _ => items * power_of_two(i32::try_from(first_level + i).ok()?),
+    })
 }
 
 /// `2^k`, exactly (`k` within the normal exponents).
@@ -147,16 +157,16 @@ pub struct Segmented {
     /// Keys the placement (zero: none, for filters converted from older encodings).
     pub(crate) secret: u64,
     /// The level at creation (generation 0).
-    pub(crate) first_level: u32,
+    pub(crate) first_level: u8,
     /// Segments `0..pointer` and `2^level..` are split at this level.
-    pub(crate) level: u32,
+    pub(crate) level: u8,
     pub(crate) pointer: u64,
     /// Adds that stored an entry or counted one, less deletes.
     pub(crate) items: u64,
     /// Distinct entries over all segments (voids copied by splits count once per copy).
     pub(crate) entries: u64,
     /// Bits in all new entries get (`total_bits` of this generation; kept).
-    pub(crate) fresh_bits: u32,
+    pub(crate) fresh_bits: u8,
     /// Bytes of the segments' allocations (kept: every add asks).
     pub(crate) segment_bytes: u64,
     pub(crate) directory: Directory,
@@ -190,13 +200,16 @@ impl Segmented {
         if level >= MAX_LEVEL {
             return Err(CreateError::TooLarge);
         }
-        let fresh_bits = total_bits(error, level, 0).ok_or(CreateError::Invalid)?;
+        let fresh_bits = total_bits(error, level, 0)
+            .and_then(|b| u8::try_from(b).ok())
+            .ok_or(CreateError::Invalid)?;
+        let small = u8::try_from(level).map_err(|_| CreateError::TooLarge)?;
         let mut filter = Segmented {
             error,
             deletable,
             secret,
-            first_level: level,
-            level,
+            first_level: small,
+            level: small,
             pointer: count - (1 << level),
             items: 0,
             entries: 0,
@@ -222,17 +235,18 @@ impl Segmented {
     /// The segment of an item's string and the string after its address.
     #[inline]
     fn locate(&self, bits: u128) -> (u64, u128) {
-        let low = address(bits, self.level);
+        let low = address(bits, u32::from(self.level));
         if low < self.pointer {
-            (address(bits, self.level + 1), bits << (self.level + 1))
+            let level = u32::from(self.level) + 1;
+            (address(bits, level), bits << level)
         } else {
-            (low, bits << self.level)
+            (low, bits << u32::from(self.level))
         }
     }
 
     /// Address bits of segment `at`.
     fn address_bits(&self, at: u64) -> u32 {
-        address_bits_at(self.level, self.pointer, at)
+        address_bits_at(u32::from(self.level), self.pointer, at)
     }
 
     #[inline]
@@ -336,8 +350,7 @@ impl Segmented {
         if segment.len() < MAX_SEGMENT_ENTRIES {
             return Err(refused);
         }
-        let len = self
-            .fresh_bits
+        let len = u32::from(self.fresh_bits)
             .checked_sub(self.address_bits(at))
             .ok_or(refused)?
             .min(MAX_LEN);
@@ -402,8 +415,7 @@ impl Segmented {
     fn plan(&self, bits: u128) -> Option<Plan> {
         let (at, tail) = self.locate(bits);
         let segment = self.directory.get(at)?;
-        let len = self
-            .fresh_bits
+        let len = u32::from(self.fresh_bits)
             .checked_sub(self.address_bits(at))?
             .min(MAX_LEN);
         let new = Entry {
@@ -437,15 +449,15 @@ impl Segmented {
     /// The two halves of the segment at the split pointer, holding `entries`; `None` when
     /// the directory is at its largest or the next generation's fingerprints are too long.
     fn split_of(&self, entries: &[Entry]) -> Option<(Segment, Segment, u64)> {
-        let last = self.pointer + 1 == 1 << self.level;
-        if last && self.level + 1 >= MAX_LEVEL {
+        let last = self.pointer + 1 == 1 << u32::from(self.level);
+        if last && u32::from(self.level) + 1 >= MAX_LEVEL {
             return None;
         }
         if last {
             total_bits(
                 self.error,
-                self.first_level,
-                self.level + 1 - self.first_level,
+                u32::from(self.first_level),
+                u32::from(self.level) + 1 - u32::from(self.first_level),
             )?;
         }
         crate::compact::meter::add(entries.len() as u64);
@@ -502,12 +514,13 @@ impl Segmented {
             self.segment_bytes += go.bytes();
             self.directory.push(go);
             self.pointer += 1;
-            if self.pointer == 1 << self.level {
-                self.level += 1;
+            if self.pointer == 1 << u32::from(self.level) {
+                self.level = self.level.saturating_add(1);
                 self.pointer = 0;
-                let g = self.level - self.first_level;
-                self.fresh_bits =
-                    total_bits(self.error, self.first_level, g).unwrap_or(self.fresh_bits);
+                let g = u32::from(self.level - self.first_level);
+                self.fresh_bits = total_bits(self.error, u32::from(self.first_level), g)
+                    .and_then(|b| u8::try_from(b).ok())
+                    .unwrap_or(self.fresh_bits);
             }
         }
     }
