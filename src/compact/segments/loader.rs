@@ -5,9 +5,7 @@
 //! new entries get) is derived, never read.
 
 use super::segment::Segment;
-use super::{
-    address_bits_at, total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES,
-};
+use super::{total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES};
 use crate::compact::segments::directory::Directory;
 use crate::rdb::LoadError;
 
@@ -136,8 +134,7 @@ impl Segmented {
         // encoding, which has no secret, keeps its entries' lengths up to the longest held).
         let room = match self.secret {
             0 => MAX_LEN,
-            _ => u32::from(self.fresh_bits)
-                .saturating_sub(address_bits_at(u32::from(self.level), self.pointer, at)),
+            _ => u32::from(self.fresh_bits).saturating_sub(self.address_bits(at)),
         };
         let mut counted = 0u64;
         for e in &entries {

@@ -13,7 +13,8 @@
 //! (address and fingerprint) matches a random absent item with probability `2^-b`, and a
 //! split moves bits without losing any. The entries added while the directory has `2^level`
 //! to `2^(level+1)` segments (generation `level - first_level`) are at most
-//! `SEGMENT_ITEMS · 2^level` (twice that for the first), and get `total_bits(g)` bits in
+//! `SEGMENT_ITEMS · 2^level` (for the first, one more than `SEGMENT_ITEMS` for each segment
+//! short of `2^(first_level + 1)`: `generation_entries`), and get `total_bits(g)` bits in
 //! all, enough for `share(g)` of the rate and what earlier generations' whole bits left
 //! unused; the shares sum to 1, so the rate stays within the requested one at every size (for filters that only add; deletes followed by adds
 //! can hold more entries of one generation than it was sized for).

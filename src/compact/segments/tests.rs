@@ -458,11 +458,23 @@ fn a_crowded_segment_stays_at_its_bound_and_takes_every_item() {
     }
 }
 
+/// The error rates the schedule's tests walk.
+const SCHEDULE_RATES: [f64; 8] = [
+    0.5,
+    0.1,
+    0.01,
+    0.0123,
+    0.001,
+    1e-6,
+    1e-9,
+    crate::compact::MIN_ERROR,
+];
+
 /// No generation's entries hold fewer bits than an earlier one's: a segment's entries are
 /// never longer than what the newest generation gives its address (what the loader checks).
 #[test]
 fn no_generation_holds_fewer_bits_than_an_earlier_one() {
-    for error in [0.5, 0.1, 0.01, 0.0123, 0.001, 1e-6, 1e-9, crate::compact::MIN_ERROR] {
+    for error in SCHEDULE_RATES {
         for first_level in [0, 1, 2, 5] {
             let bits: Vec<u32> = (0..MAX_LEVEL - first_level)
                 .map_while(|g| total_bits(error, first_level, g))
@@ -492,16 +504,7 @@ fn the_smallest_error_rate_holds_up_to_the_largest_directory() {
 #[test]
 fn carried_rounding_keeps_every_generation_within_the_rate() {
     let mut saved = 0;
-    for error in [
-        0.5,
-        0.1,
-        0.01,
-        0.0123,
-        0.001,
-        1e-6,
-        1e-9,
-        crate::compact::MIN_ERROR,
-    ] {
+    for error in SCHEDULE_RATES {
         for first_level in [0, 1, 5] {
             let (mut used, mut shares) = (0.0, 0.0);
             for g in 0..MAX_LEVEL - first_level {
