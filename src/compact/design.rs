@@ -361,9 +361,9 @@ fn feed_floor() {
 #[ignore]
 fn storage_table() {
     /// Bytes of each layout, and whether it has a tail (a 32-byte slot).
-    fn storage(segment: &Segment) -> [(u64, bool); 7] {
+    fn storage(segment: &Segment) -> [(u64, bool); 8] {
         if segment.parts_layout().is_none() {
-            return [(0, false); 7];
+            return [(0, false); 8];
         }
         let words = segment.word_count();
         let decoded = segment.decode().unwrap_or_default();
@@ -395,6 +395,7 @@ fn storage_table() {
             (segment_bytes(two_words, two_before), true),
             (8 * two_words as u64, false),
             (segment.bytes(), false),
+            (segment_bytes(two_words, two_before), false),
         ]
     }
     let names = [
@@ -405,6 +406,7 @@ fn storage_table() {
         "two lists, head and tail",
         "two lists, exact",
         "head and tail, 16-byte slots (thin pointers)",
+        "two lists, head and tail, 16-byte slots",
     ];
     // Each filter's secret places its items, so which segments sit just past a size class
     // differs from filter to filter: the worst size is taken over 16 secrets.
@@ -422,8 +424,8 @@ fn storage_table() {
                     filter.add(&id(held), u64::MAX).unwrap();
                     held += 1;
                 }
-                let mut totals = [0u64; 7];
-                let mut narrow = [true; 7];
+                let mut totals = [0u64; 8];
+                let mut narrow = [true; 8];
                 for segment in filter.directory.iter() {
                     for ((t, w), (b, tail)) in
                         totals.iter_mut().zip(&mut narrow).zip(storage(segment))
