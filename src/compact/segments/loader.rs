@@ -6,7 +6,8 @@
 
 use super::segment::Segment;
 use super::{
-    address_bits_at, total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES,
+    address_bits_at, total_bits, Segmented, MAX_COUNT, MAX_ITEMS, MAX_LEN, MAX_LEVEL,
+    MAX_SEGMENT_ENTRIES,
 };
 use crate::compact::segments::directory::Directory;
 use crate::rdb::LoadError;
@@ -89,7 +90,7 @@ impl Segmented {
                 .saturating_mul(MAX_COUNT),
             false => u64::MAX,
         }
-        .min(i64::MAX as u64);
+        .min(MAX_ITEMS);
         if fields.items > most {
             return Err(LoadError::Invalid("item count"));
         }
@@ -136,8 +137,11 @@ impl Segmented {
         // encoding, which has no secret, keeps its entries' lengths up to the longest held).
         let room = match self.secret {
             0 => MAX_LEN,
-            _ => u32::from(self.fresh_bits)
-                .saturating_sub(address_bits_at(u32::from(self.level), self.pointer, at)),
+            _ => u32::from(self.fresh_bits).saturating_sub(address_bits_at(
+                u32::from(self.level),
+                self.pointer,
+                at,
+            )),
         };
         let mut counted = 0u64;
         for e in &entries {

@@ -55,6 +55,9 @@ pub const MAX_SEGMENT_ENTRIES: u64 = 8 * SEGMENT_ITEMS;
 pub const MAX_LEN: u32 = 60;
 /// The most splits of the first segment (a directory of `2^MAX_LEVEL` segments).
 pub const MAX_LEVEL: u32 = 40;
+/// The most items a filter counts (what `BF.CARD` answers at most, and a header may say): an
+/// add past it counts no further, so the value stays one the loader takes.
+pub const MAX_ITEMS: u64 = i64::MAX as u64;
 /// Generations sharing the first 90 % of the error budget equally; later ones split the rest
 /// in blocks of eight, each half the one before.
 pub const FLAT_GENERATIONS: u32 = 12;
@@ -330,7 +333,7 @@ impl Segmented {
             return Err(AddError::CannotGrow);
         }
         self.commit(plan);
-        self.items = self.items.saturating_add(1);
+        self.items = self.items.saturating_add(1).min(MAX_ITEMS);
         Ok(!present)
     }
 
@@ -407,7 +410,7 @@ impl Segmented {
         let gone = self.directory.get(at).map_or(0, Segment::len) - recoded.len();
         self.replace(at, recoded);
         self.entries -= gone;
-        self.items = self.items.saturating_add(1);
+        self.items = self.items.saturating_add(1).min(MAX_ITEMS);
         Ok(())
     }
 

@@ -462,7 +462,16 @@ fn a_crowded_segment_stays_at_its_bound_and_takes_every_item() {
 /// never longer than what the newest generation gives its address (what the loader checks).
 #[test]
 fn no_generation_holds_fewer_bits_than_an_earlier_one() {
-    for error in [0.5, 0.1, 0.01, 0.0123, 0.001, 1e-6, 1e-9, crate::compact::MIN_ERROR] {
+    for error in [
+        0.5,
+        0.1,
+        0.01,
+        0.0123,
+        0.001,
+        1e-6,
+        1e-9,
+        crate::compact::MIN_ERROR,
+    ] {
         for first_level in [0, 1, 2, 5] {
             let bits: Vec<u32> = (0..MAX_LEVEL - first_level)
                 .map_while(|g| total_bits(error, first_level, g))
