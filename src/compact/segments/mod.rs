@@ -345,7 +345,8 @@ impl Segmented {
     /// among items that land in that segment, until splits spread it. The work is the
     /// segment's, as every add's. `CannotGrow` (nothing changed) when the segment has room
     /// (the add was refused for another reason), the item's entry is held (its count is at
-    /// its most), or the budget refuses.
+    /// its most), the merged count would pass the most a counter holds, or the budget
+    /// refuses.
     fn overflow(&mut self, bits: u128, budget: impl Budget) -> Result<(), AddError> {
         let refused = AddError::CannotGrow;
         let (at, tail) = self.locate(bits);
@@ -383,21 +384,23 @@ impl Segmented {
             .ok_or(refused)?;
         let near = entries.remove(nearest);
         let shared = common(&near);
+        // Counts are summed, never capped: a count past the most a counter holds would
+        // count an item its counts do not (the loader refuses such a value), so the add is
+        // refused instead.
+        let deletable = self.deletable;
+        let sum = |a: u64, b: u64| match deletable {
+            true => a.checked_add(b).filter(|c| *c <= MAX_COUNT).ok_or(refused),
+            false => Ok(1),
+        };
         let merged = Entry {
             len: shared,
             fingerprint: top(&new).checked_shr(64 - shared).unwrap_or(0),
-            count: match self.deletable {
-                true => near.count.saturating_add(1).min(MAX_COUNT),
-                false => 1,
-            },
+            count: sum(near.count, 1)?,
         };
         match entries.binary_search_by_key(&merged.key(), Entry::key) {
             Ok(j) => {
                 let held = entries.get_mut(j).ok_or(refused)?;
-                held.count = match self.deletable {
-                    true => held.count.saturating_add(merged.count).min(MAX_COUNT),
-                    false => 1,
-                };
+                held.count = sum(held.count, merged.count)?;
             }
             Err(j) => entries.insert(j, merged),
         }
