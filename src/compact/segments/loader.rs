@@ -6,9 +6,9 @@
 
 use super::segment::Segment;
 use super::{
-    address_bits_at, total_bits, Segmented, MAX_COUNT, MAX_ITEMS, MAX_LEN, MAX_LEVEL,
-    MAX_SEGMENT_ENTRIES,
+    address_bits_at, total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES,
 };
+use crate::bloom::MAX_ITEMS;
 use crate::compact::segments::directory::Directory;
 use crate::rdb::LoadError;
 

@@ -37,7 +37,7 @@ pub use segment::{Entry, Segment, MAX_COUNT};
 
 use segment::{add_entry, Edit};
 
-use crate::bloom::{AddError, CreateError, ItemHash};
+use crate::bloom::{AddError, CreateError, ItemHash, MAX_ITEMS};
 use crate::budget::Budget;
 use crate::compact::DeleteError;
 use directory::Directory;
@@ -55,9 +55,6 @@ pub const MAX_SEGMENT_ENTRIES: u64 = 8 * SEGMENT_ITEMS;
 pub const MAX_LEN: u32 = 60;
 /// The most splits of the first segment (a directory of `2^MAX_LEVEL` segments).
 pub const MAX_LEVEL: u32 = 40;
-/// The most items a filter counts (what `BF.CARD` answers at most, and a header may say): an
-/// add past it counts no further, so the value stays one the loader takes.
-pub const MAX_ITEMS: u64 = i64::MAX as u64;
 /// Generations sharing the first 90 % of the error budget equally; later ones split the rest
 /// in blocks of eight, each half the one before.
 pub const FLAT_GENERATIONS: u32 = 12;
@@ -323,6 +320,10 @@ impl Segmented {
         if present && !self.deletable {
             return Ok(false);
         }
+        // Only a crafted value comes near it: refused before anything changes.
+        if self.items >= MAX_ITEMS {
+            return Err(AddError::CannotGrow);
+        }
         let Some(plan) = self.plan(bits) else {
             return self.overflow(bits, budget).map(|()| !present);
         };
@@ -333,7 +334,7 @@ impl Segmented {
             return Err(AddError::CannotGrow);
         }
         self.commit(plan);
-        self.items = self.items.saturating_add(1).min(MAX_ITEMS);
+        self.items = self.items.saturating_add(1);
         Ok(!present)
     }
 
@@ -413,7 +414,7 @@ impl Segmented {
         let gone = self.directory.get(at).map_or(0, Segment::len) - recoded.len();
         self.replace(at, recoded);
         self.entries -= gone;
-        self.items = self.items.saturating_add(1).min(MAX_ITEMS);
+        self.items = self.items.saturating_add(1);
         Ok(())
     }
 
