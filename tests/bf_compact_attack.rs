@@ -196,3 +196,105 @@ fn a_header_counting_more_items_than_its_segments_can_hold_is_refused() {
         assert_eq!(call!(c, "DEL", "copy"), Int(1));
     }
 }
+
+/// Finding 4 (high; second attack on segments): a header may say up to 2^63 - 1 items (the
+/// most `BF.CARD` answers), and an add counted one more past it: `BF.CARD` answered
+/// -9223372036854775808, the key's own `DUMP` no longer restored (`Bad data format`) and
+/// `DEBUG RELOAD` refused the whole dataset (every key gone). An add past the most a header
+/// may say is refused and changes nothing.
+#[test]
+fn adds_never_count_items_past_what_a_header_may_say() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "k", "0.01", "100", "COMPACT"), ok());
+    assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(1));
+    let mut chunks = scandump(&mut c, "BF.SCANDUMP", "k");
+    chunks[0].1[40..48].copy_from_slice(&(i64::MAX as u64 - 1).to_le_bytes());
+    load_chunks(&mut c, "BF.LOADCHUNK", "copy", &chunks);
+    assert_eq!(call!(c, "BF.ADD", "copy", "b"), Int(1));
+    let dump = call!(c, "DUMP", "copy");
+    for item in ["c", "d"] {
+        assert_eq!(
+            call!(c, "BF.ADD", "copy", item),
+            err("ERR problem inserting into filter")
+        );
+    }
+    assert_eq!(
+        call!(c, "DUMP", "copy"),
+        dump,
+        "a refused add changes nothing"
+    );
+    for item in ["a", "b"] {
+        assert_eq!(call!(c, "BF.EXISTS", "copy", item), Int(1));
+    }
+    assert_eq!(call!(c, "BF.CARD", "copy"), Int(i64::MAX));
+    restore_from_own_dump(&mut c, "copy");
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(call!(c, "BF.CARD", "copy"), Int(i64::MAX));
+    assert_eq!(call!(c, "BF.CARD", "k"), Int(1));
+}
+
+/// Finding 5 (medium; second attack on segments): a full segment (4,096 entries, what the
+/// loader takes) of a `COUNTING` filter takes an add into the common prefix of its nearest
+/// entry, and the merged count was capped at the most a counter holds (2^48 + 1): where the
+/// entries' counts were at that cap (a crafted value, the header's items raised to match),
+/// each such add counted one item more than the counts held, and the value no longer loaded
+/// (its `DUMP` refused, `DEBUG RELOAD` dropping every key). An add whose merged count would
+/// pass the cap is refused and changes nothing.
+#[test]
+fn a_full_segment_never_counts_more_items_than_its_counts_hold() {
+    const MAX_COUNT: u64 = (1 << 48) + 1;
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(
+        call!(c, "BF.RESERVE", "k", "1e-9", "100", "COMPACT", "COUNTING"),
+        ok()
+    );
+    let header = &scandump(&mut c, "BF.SCANDUMP", "k")[0].1;
+    let secret = u64::from_le_bytes(header[SECRET_AT].try_into().unwrap());
+    let aimed = aimed_items(secret, 12, 4300);
+    // Each aimed item added twice: every entry of the full segment has a counter word.
+    madd_in_batches(&mut c, "k", &aimed[..4200]);
+    madd_in_batches(&mut c, "k", &aimed[..4200]);
+    let mut chunks = scandump(&mut c, "BF.SCANDUMP", "k");
+    assert_eq!(chunks.len(), 2, "one header and one chunk of segments");
+    // Every counter word of the full segment set to the cap, the header's items raised by
+    // the counts added.
+    let mut raised = 0u64;
+    let mut full = 0;
+    let data = &mut chunks[1].1;
+    let mut at = 0;
+    while at < data.len() {
+        let words = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        let start = at + 4;
+        at = start + 8 * words;
+        if words == 0 {
+            continue;
+        }
+        let head = u64::from_le_bytes(data[start..start + 8].try_into().unwrap());
+        let (entries, counters) = (head & 0xffff, (head >> 16 & 0xffff) as usize);
+        if entries == 4096 {
+            full += 1;
+            for w in words - counters..words {
+                let word = &mut data[start + 8 * w..start + 8 * w + 8];
+                let old = u64::from_le_bytes(word.try_into().unwrap());
+                raised += MAX_COUNT - ((old >> 16) + 2);
+                word.copy_from_slice(&((old & 0xffff) | (MAX_COUNT - 2) << 16).to_le_bytes());
+            }
+        }
+    }
+    assert_eq!(full, 1, "the aimed items fill one segment");
+    let items = u64::from_le_bytes(chunks[0].1[40..48].try_into().unwrap()) + raised;
+    chunks[0].1[40..48].copy_from_slice(&items.to_le_bytes());
+    load_chunks(&mut c, "BF.LOADCHUNK", "copy", &chunks);
+    assert_eq!(call!(c, "BF.CARD", "copy"), Int(items as i64));
+    // More aimed items: the full segment takes them into its entries, or refuses them.
+    let mut args = vec!["BF.MADD".to_string(), "copy".to_string()];
+    args.extend(aimed[4200..].iter().cloned());
+    c.call(&args);
+    let card = call!(c, "BF.CARD", "copy");
+    restore_from_own_dump(&mut c, "copy");
+    assert_eq!(call!(c, "BF.CARD", "copy"), card);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(call!(c, "BF.CARD", "copy"), card);
+}

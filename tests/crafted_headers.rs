@@ -390,3 +390,46 @@ fn cf_filters(c: &mut Client, key: &str) -> i64 {
     let info = call!(c, "CF.INFO", key).array();
     info[5].int()
 }
+
+/// Found by the second attack on compact segments, in the chain beside them (high): a chain
+/// header may say any item count its links add up to, 2^64 - 2 included; three adds then
+/// wrapped the count (`BF.CARD` 1), the key's `DUMP` no longer restored and `DEBUG RELOAD`
+/// refused the whole data set; at 2^63 - 2 `BF.CARD` answered a negative number. A header past
+/// 2^63 - 1 items (the most `BF.CARD` answers) is refused, and an add past it is refused and
+/// changes nothing.
+#[test]
+fn a_chain_never_counts_items_past_what_bf_card_answers() {
+    const TOTAL_AT: std::ops::Range<usize> = 0..8;
+    const LINK_SIZE_AT: std::ops::Range<usize> = HEADER_FIXED + 16..HEADER_FIXED + 24;
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "p", "0.01", "1000"), ok());
+    assert_eq!(call!(c, "BF.ADD", "p", "a"), Int(1));
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "p");
+    let with_items = |items: u64| {
+        let mut header = chunks[0].1.clone();
+        header[TOTAL_AT].copy_from_slice(&items.to_le_bytes());
+        header[LINK_SIZE_AT].copy_from_slice(&items.to_le_bytes());
+        header
+    };
+    for items in [1 << 63, u64::MAX - 1] {
+        let reply = c.call(&[b"BF.LOADCHUNK".as_slice(), b"q", b"1", &with_items(items)]);
+        assert_eq!(reply, err("ERR received bad data"), "{items}");
+        assert_eq!(call!(c, "EXISTS", "q"), Int(0));
+    }
+    let mut crafted = chunks.clone();
+    crafted[0].1 = with_items(i64::MAX as u64 - 1);
+    load_chunks(&mut c, "BF.LOADCHUNK", "q", &crafted);
+    assert_eq!(call!(c, "BF.ADD", "q", "b"), Int(1));
+    let dump = call!(c, "DUMP", "q");
+    assert_eq!(
+        call!(c, "BF.ADD", "q", "c"),
+        err("ERR problem inserting into filter")
+    );
+    assert_eq!(call!(c, "DUMP", "q"), dump, "a refused add changes nothing");
+    assert_eq!(call!(c, "BF.CARD", "q"), Int(i64::MAX));
+    restore_from_own_dump(&mut c, "q");
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(call!(c, "BF.CARD", "q"), Int(i64::MAX));
+    assert_eq!(call!(c, "BF.CARD", "p"), Int(1));
+}

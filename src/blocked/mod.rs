@@ -310,6 +310,9 @@ impl Blocked {
         if total != Some(self.size) {
             return Err("link sizes do not add up");
         }
+        if self.size > crate::bloom::MAX_ITEMS {
+            return Err("more items than BF.CARD answers");
+        }
         if self.reported_bytes() > max_bytes {
             return Err("too large");
         }

@@ -205,6 +205,10 @@ impl<L: SetLink> Chain<L> {
         if newest.size() >= newest.capacity() && newest.contains(hash) {
             return Ok(false);
         }
+        // Only a crafted value comes near it: refused before anything changes.
+        if self.size >= super::MAX_ITEMS {
+            return Err(AddError::CannotGrow);
+        }
         let link = self.open_link(budget)?;
         let added = link.insert(hash);
         if added {

@@ -29,6 +29,10 @@ use crate::hash::{murmur2, murmur64a};
 pub const MAX_LINKS: u64 = 1100;
 /// Each new link's error rate is the previous one's times this.
 pub const ERROR_TIGHTENING: f64 = 0.5;
+/// The most items a filter counts (what `BF.CARD` answers at most): a value saying more is
+/// refused, and an add past it is refused and changes nothing, so no add takes a value where
+/// its loader would not.
+pub const MAX_ITEMS: u64 = i64::MAX as u64;
 /// Probes prefetched ahead in a chain of one link: every probe of a 0.01 filter and more.
 const PREFETCH_ALONE: usize = 16;
 
@@ -289,6 +293,9 @@ impl<C: Cells> Chain<Link<C>> {
             .try_fold(0u64, |sum, link| sum.checked_add(link.size));
         if total != Some(self.size) {
             return Err("link sizes do not add up");
+        }
+        if self.size > MAX_ITEMS {
+            return Err("more items than BF.CARD answers");
         }
         if self.reported_bytes() > max_bytes {
             return Err("too large");

@@ -162,7 +162,9 @@ fn add_hash(
         holder.insert(hash);
         return Ok(false);
     }
-    let size = chain.size.checked_add(1).ok_or(AddError::CannotGrow)?;
+    let size = (chain.size.checked_add(1))
+        .filter(|size| *size <= crate::bloom::MAX_ITEMS)
+        .ok_or(AddError::CannotGrow)?;
     let link = chain.open_link(budget)?;
     link.size = link.size.checked_add(1).ok_or(AddError::CannotGrow)?;
     link.insert(hash);

@@ -6,6 +6,7 @@
 
 use super::segment::Segment;
 use super::{total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES};
+use crate::bloom::MAX_ITEMS;
 use crate::compact::segments::directory::Directory;
 use crate::rdb::LoadError;
 
@@ -87,7 +88,7 @@ impl Segmented {
                 .saturating_mul(MAX_COUNT),
             false => u64::MAX,
         }
-        .min(i64::MAX as u64);
+        .min(MAX_ITEMS);
         if fields.items > most {
             return Err(LoadError::Invalid("item count"));
         }

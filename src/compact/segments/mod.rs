@@ -38,7 +38,7 @@ pub use segment::{Entry, Segment, MAX_COUNT};
 
 use segment::{add_entry, Edit};
 
-use crate::bloom::{AddError, CreateError, ItemHash};
+use crate::bloom::{AddError, CreateError, ItemHash, MAX_ITEMS};
 use crate::budget::Budget;
 use crate::compact::DeleteError;
 use directory::Directory;
@@ -338,6 +338,10 @@ impl Segmented {
         if present && !self.deletable {
             return Ok(false);
         }
+        // Only a crafted value comes near it: refused before anything changes.
+        if self.items >= MAX_ITEMS {
+            return Err(AddError::CannotGrow);
+        }
         let Some(plan) = self.plan(bits) else {
             return self.overflow(bits, budget).map(|()| !present);
         };
@@ -360,7 +364,8 @@ impl Segmented {
     /// among items that land in that segment, until splits spread it. The work is the
     /// segment's, as every add's. `CannotGrow` (nothing changed) when the segment has room
     /// (the add was refused for another reason), the item's entry is held (its count is at
-    /// its most), or the budget refuses.
+    /// its most), the merged count would pass the most a counter holds, or the budget
+    /// refuses.
     fn overflow(&mut self, bits: u128, budget: impl Budget) -> Result<(), AddError> {
         let refused = AddError::CannotGrow;
         let (at, tail) = self.locate(bits);
@@ -398,21 +403,23 @@ impl Segmented {
             .ok_or(refused)?;
         let near = entries.remove(nearest);
         let shared = common(&near);
+        // Counts are summed, never capped: a count past the most a counter holds would
+        // count an item its counts do not (the loader refuses such a value), so the add is
+        // refused instead.
+        let deletable = self.deletable;
+        let sum = |a: u64, b: u64| match deletable {
+            true => a.checked_add(b).filter(|c| *c <= MAX_COUNT).ok_or(refused),
+            false => Ok(1),
+        };
         let merged = Entry {
             len: shared,
             fingerprint: top(&new).checked_shr(64 - shared).unwrap_or(0),
-            count: match self.deletable {
-                true => near.count.saturating_add(1).min(MAX_COUNT),
-                false => 1,
-            },
+            count: sum(near.count, 1)?,
         };
         match entries.binary_search_by_key(&merged.key(), Entry::key) {
             Ok(j) => {
                 let held = entries.get_mut(j).ok_or(refused)?;
-                held.count = match self.deletable {
-                    true => held.count.saturating_add(merged.count).min(MAX_COUNT),
-                    false => 1,
-                };
+                held.count = sum(held.count, merged.count)?;
             }
             Err(j) => entries.insert(j, merged),
         }
