@@ -545,3 +545,27 @@ fn single_item_paths_answer_as_the_batch_paths() {
         );
     }
 }
+
+/// A value saying more items than `BF.CARD` answers is refused (an add would take it where no
+/// reply or loader follows); at the bound it is the link's business alone.
+#[test]
+fn more_items_than_bf_card_answers_are_refused() {
+    let mut filter = filled(100, 0.01, false, 10, 7);
+    assert_eq!(filter.links.len(), 1);
+    let at = |filter: &mut Blocked, size: u64| {
+        filter.size = size;
+        if let Some(link) = filter.links.last_mut() {
+            link.size = size;
+        }
+        filter.validate(NO_LIMIT)
+    };
+    assert_eq!(
+        at(&mut filter, crate::bloom::MAX_ITEMS + 1),
+        Err("more items than BF.CARD answers")
+    );
+    assert_eq!(
+        at(&mut filter, u64::MAX),
+        Err("more items than BF.CARD answers")
+    );
+    assert_eq!(at(&mut filter, crate::bloom::MAX_ITEMS), Ok(()));
+}

@@ -336,3 +336,20 @@ fn capacity_counts_distinct_items() {
     assert_eq!(f.delete(b"hot"), Ok(true));
     assert_eq!((f.items, f.chain.size), (13, 10));
 }
+
+/// An add past the most items `BF.CARD` answers (only a crafted value comes near it) is
+/// refused and changes nothing; an item held is still counted.
+#[test]
+fn no_add_counts_items_past_what_bf_card_answers() {
+    let mut f = reserve(0.01, 100, true);
+    assert_eq!(f.add(b"held", NO_LIMIT), Ok(true));
+    f.chain.size = crate::bloom::MAX_ITEMS;
+    let before = f.clone();
+    assert_eq!(f.add(b"new", NO_LIMIT), Err(AddError::CannotGrow));
+    assert_eq!(f, before);
+    assert_eq!(f.add(b"held", NO_LIMIT), Ok(false));
+    assert_eq!(f.chain.size, crate::bloom::MAX_ITEMS);
+    f.chain.size = crate::bloom::MAX_ITEMS - 1;
+    assert_eq!(f.add(b"new", NO_LIMIT), Ok(true));
+    assert_eq!(f.chain.size, crate::bloom::MAX_ITEMS);
+}
