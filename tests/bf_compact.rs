@@ -55,12 +55,13 @@ fn replies_as_clients_parse_them() {
     assert_eq!(call!(c, "BF.ADD", "k", "a"), Int(0));
     assert_eq!(call!(c, "BF.MEXISTS", "k", "a", "zz"), ints(&[1, 0]));
     assert_eq!(call!(c, "BF.CARD", "k"), Int(3));
-    // RedisBloom's five fields: the items before the next split (one segment of 512 at
-    // first, whatever the hint), one filter, expansion 2.
+    // RedisBloom's five fields: the items before the next split (one segment at first,
+    // whatever the hint, of 784 at 1 %: what generation 0 fills at 20 bits), one filter,
+    // expansion 2.
     let fields = info(&mut c, "k");
     let names: Vec<&str> = fields.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, BF_INFO_FIELDS);
-    assert_eq!(fields[0].1, Int(512));
+    assert_eq!(fields[0].1, Int(784));
     assert_eq!(fields[2].1, Int(1));
     assert_eq!(fields[3].1, Int(3));
     assert_eq!(fields[4].1, Int(2));

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::segments::{self, Arrival, Loaded, Segmented, SEGMENTS_HEADER, SEGMENT_ITEMS};
+use super::segments::{self, Arrival, Loaded, Segmented, SEGMENTS_HEADER};
 use super::{Compact, DeleteError, DOUBLING_ENCODING};
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::budget::Budget;
@@ -126,11 +126,12 @@ impl CompactFilter {
     }
 
     /// Items it takes before its next split (BF.INFO Capacity): a split comes every
-    /// `SEGMENT_ITEMS` entries.
+    /// `split_items` entries.
     pub fn capacity(&self) -> u64 {
+        let capacity = |f: &Segmented| f.segments().saturating_mul(f.split_items());
         match self {
-            CompactFilter::Segments(f) => f.segments().saturating_mul(SEGMENT_ITEMS),
-            CompactFilter::Arriving(a) => a.filter().segments().saturating_mul(SEGMENT_ITEMS),
+            CompactFilter::Segments(f) => capacity(f),
+            CompactFilter::Arriving(a) => capacity(a.filter()),
             CompactFilter::Older(c) => c.summary().capacity,
         }
     }

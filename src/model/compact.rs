@@ -84,7 +84,7 @@ impl<const COUNTING: bool> Kind for CompactFilter<COUNTING> {
         let (work, finished) = crate::compact::meter::take();
         Some(Work {
             done: work + finished,
-            bound: WORK_PER_OPERATION + SEGMENT_ITEMS,
+            bound: WORK_PER_OPERATION + 2 * SEGMENT_ITEMS,
         })
     }
 }

@@ -191,6 +191,7 @@ impl Arrival {
             items: f.items,
             entries: 0,
             fresh_bits: f.fresh_bits,
+            split_items: f.split_items,
             segment_bytes: 0,
             directory: Default::default(),
         };

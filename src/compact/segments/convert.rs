@@ -11,9 +11,7 @@
 
 use super::placement::address;
 use super::segment::{prefix, Entry, Segment, MAX_COUNT};
-use super::{
-    total_bits, Fields, Segmented, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES, SEGMENT_ITEMS,
-};
+use super::{total_bits, Fields, Segmented, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES};
 use crate::compact::counters::elements;
 use crate::compact::table::{Fingerprint, Table};
 use crate::compact::Compact;
@@ -132,7 +130,7 @@ impl Segmented {
         if let Some(d) = &old.doubling {
             shortest = shortest.min(d.old.log2_slots);
         }
-        let per_segment = (old.entries / SEGMENT_ITEMS).max(1);
+        let per_segment = (old.entries / super::split_items(old.error)).max(1);
         let mut level = (63 - per_segment.leading_zeros()).min(shortest);
         // A crowded segment splits on a level or two more; past that it is crafted.
         let most = shortest.min(level + 2).min(MAX_LEVEL - 1);

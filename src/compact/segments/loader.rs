@@ -107,6 +107,7 @@ impl Segmented {
             items: fields.items,
             entries: 0,
             fresh_bits,
+            split_items: super::split_items(error) as u16,
             segment_bytes: 0,
             directory: Directory::default(),
         })

@@ -44,12 +44,14 @@ use crate::compact::DeleteError;
 use directory::Directory;
 use placement::address;
 
-/// Entries per segment before the next split (on average over the directory).
+/// The fewest entries per segment before the next split (on average over the directory);
+/// a filter's own threshold (`split_items`) lies between this and twice it.
 pub const SEGMENT_ITEMS: u64 = 512;
 /// The most distinct entries one segment may hold: an add that would pass it folds its item
 /// into an entry there (`Segmented::overflow`) and the loader refuses a segment past it, so
 /// no command's work on a segment grows beyond it. Random items reach it with probability far
-/// below `2^-1000` (a segment holds `SEGMENT_ITEMS` to twice that on average); items chosen
+/// below `2^-1000` (a segment holds a filter's `split_items`, below `2 * SEGMENT_ITEMS`, to
+/// twice that on average); items chosen
 /// to collide cannot be found without the filter's secret.
 pub const MAX_SEGMENT_ENTRIES: u64 = 8 * SEGMENT_ITEMS;
 /// The longest fingerprint an entry holds.
@@ -91,6 +93,28 @@ pub fn share(g: u32) -> f64 {
     }
 }
 
+/// Entries per segment before the next split, for a filter at `error`: the most, from
+/// `SEGMENT_ITEMS` to twice it less one, that generation 0 of a filter of one segment (one
+/// more) fills to its share of the rate at whole bits, `2^b · share(0) · error` for the `b`
+/// that puts it in that range. Each later generation then holds exactly twice the entries of
+/// the one before at exactly one bit more, so every flat generation's bits are whole with
+/// nothing left over, and every generation is as dense among its values as the others: a
+/// threshold of a power of two left a fraction of a bit over at each generation (carried on,
+/// which made the bits rise in pairs, 20, 20, 22, 22, ... at 1 %), and a segment's
+/// generations twice as dense as each other, which the marker bit of a padded list pays for.
+/// The larger segments also share their header, samples and slot among more entries. Exact
+/// arithmetic (a power of two and two products of the rate), so every machine agrees.
+pub fn split_items(error: f64) -> u64 {
+    let least = SEGMENT_ITEMS as f64;
+    let per_entry = share(0) * error;
+    let most = match whole_log2((least + 2.0) / per_entry).and_then(|b| i32::try_from(b).ok()) {
+        // Two less than what fits: the product is rounded, and generation 0 holds one more.
+        Some(b) => (power_of_two(b) * per_entry).floor() - 2.0,
+        None => least,
+    };
+    (most as u64).clamp(SEGMENT_ITEMS, 2 * SEGMENT_ITEMS - 1)
+}
+
 /// Bits of the string (address and fingerprint) generation `g`'s entries hold, for a
 /// filter created with `2^first_level` segments or more: the fewest whole bits that keep
 /// the generation's entries within the rate it may use, its share and what the generations
@@ -104,7 +128,7 @@ pub fn total_bits(error: f64, first_level: u32, g: u32) -> Option<u32> {
     let mut carried = 0.0;
     let mut bits = 0;
     for i in 0..=g {
-        let most = generation_entries(first_level, i)?;
+        let most = generation_entries(error, first_level, i)?;
         let allowed = share(i) + carried;
         // Never fewer than the generation before (the loader bounds a segment's entries by
         // the newest generation's bits): only generation 1 could, its entries not quite
@@ -116,14 +140,14 @@ pub fn total_bits(error: f64, first_level: u32, g: u32) -> Option<u32> {
     (bits <= first_level + g + MAX_LEN).then_some(bits)
 }
 
-/// The most entries generation `i` of a filter created with `2^first_level` segments or
-/// more may hold. Generation 0 lasts until the directory reaches `2^(first_level + 1)`
-/// segments: the last split into that many comes when the entries pass `SEGMENT_ITEMS` for
-/// each of the one fewer, so the new entry it brings is the last of generation 0. A later
-/// generation `i` ends at twice the segments it began with: the entries added meanwhile are
-/// at most `SEGMENT_ITEMS` for each segment it began with. Exact in `f64`.
-fn generation_entries(first_level: u32, i: u32) -> Option<f64> {
-    let items = SEGMENT_ITEMS as f64;
+/// The most entries generation `i` of a filter at `error` created with `2^first_level`
+/// segments or more may hold. Generation 0 lasts until the directory reaches
+/// `2^(first_level + 1)` segments: the last split into that many comes when the entries pass
+/// `split_items` for each of the one fewer, so the new entry it brings is the last of
+/// generation 0. A later generation `i` ends at twice the segments it began with: the entries
+/// added meanwhile are at most `split_items` for each segment it began with. Exact in `f64`.
+fn generation_entries(error: f64, first_level: u32, i: u32) -> Option<f64> {
+    let items = split_items(error) as f64;
     Some(match i {
         0 => items * (power_of_two(i32::try_from(first_level + 1).ok()?) - 1.0) + 1.0,
         _ => items * power_of_two(i32::try_from(first_level + i).ok()?),
@@ -169,6 +193,8 @@ pub struct Segmented {
     pub(crate) entries: u64,
     /// Bits in all new entries get (`total_bits` of this generation; kept).
     pub(crate) fresh_bits: u8,
+    /// Entries per segment before the next split (`split_items` of the rate; kept).
+    pub(crate) split_items: u16,
     /// Bytes of the segments' allocations (kept: every add asks).
     pub(crate) segment_bytes: u64,
     pub(crate) directory: Directory,
@@ -197,7 +223,8 @@ impl Segmented {
         if !(f64::MIN_POSITIVE..1.0).contains(&error) {
             return Err(CreateError::Invalid);
         }
-        let count = capacity.div_ceil(SEGMENT_ITEMS).max(1);
+        let split_items = split_items(error);
+        let count = capacity.div_ceil(split_items).max(1);
         let level = 63 - count.leading_zeros();
         if level >= MAX_LEVEL {
             return Err(CreateError::TooLarge);
@@ -216,6 +243,7 @@ impl Segmented {
             items: 0,
             entries: 0,
             fresh_bits,
+            split_items: split_items as u16,
             segment_bytes: 0,
             directory: Directory::default(),
         };
@@ -449,10 +477,10 @@ impl Segmented {
             count: 1,
         };
         let (edit, added_entry) = segment.edit_add(new.len, new.fingerprint)?;
-        let splits = added_entry && self.entries + 1 > SEGMENT_ITEMS * self.directory.len();
+        let splits = added_entry && self.entries + 1 > self.split_items() * self.directory.len();
         let (edit, split) = match splits {
             false => (Some(edit), None),
-            // Splits (one add in `SEGMENT_ITEMS`) work on the entries decoded.
+            // Splits (one add in `split_items`) work on the entries decoded.
             true if self.pointer == at => {
                 let mut entries = segment.decode()?;
                 add_entry(&mut entries, new)?;
@@ -612,6 +640,11 @@ impl Segmented {
 
     pub fn segments(&self) -> u64 {
         self.directory.len()
+    }
+
+    /// Entries per segment before the next split (`split_items` of its rate).
+    pub fn split_items(&self) -> u64 {
+        u64::from(self.split_items)
     }
 
     /// The segments in order (what the codec writes and the digest reads).

@@ -305,7 +305,7 @@ fn the_filter_holds_every_added_item_against_a_multiset() {
             for i in model.keys() {
                 assert!(filter.contains(&id(seed, *i)), "seed {seed} item {i}");
             }
-            assert!(filter.segments() > 30, "it grew: {}", filter.segments());
+            assert!(filter.segments() > 20, "it grew: {}", filter.segments());
         }
     }
 }
@@ -470,6 +470,42 @@ const SCHEDULE_RATES: [f64; 8] = [
     crate::compact::MIN_ERROR,
 ];
 
+/// A filter's split threshold makes its flat generations' bits whole: from one segment,
+/// every one of them holds exactly one bit more than the one before (twice the entries at
+/// the same share), where the power-of-two threshold made them rise in pairs at some rates.
+#[test]
+fn the_split_threshold_makes_the_bits_rise_one_a_generation() {
+    let mut rates: Vec<f64> = SCHEDULE_RATES.to_vec();
+    let mut rng = Rng::new(0x5911_7e3a);
+    rates.extend((0..200).map(|_| (-(rng.below(1 << 20) as f64) / 40_000.0).exp()));
+    for error in rates {
+        let split = split_items(error);
+        assert!(
+            (SEGMENT_ITEMS..2 * SEGMENT_ITEMS).contains(&split),
+            "{error}: {split}"
+        );
+        let Some(first) = total_bits(error, 0, 0) else {
+            continue;
+        };
+        for g in 1..FLAT_GENERATIONS {
+            let Some(bits) = total_bits(error, 0, g) else {
+                break;
+            };
+            assert_eq!(
+                bits,
+                first + g,
+                "{error}: generation {g} ({split} a segment)"
+            );
+        }
+        // Generation 0 fills its share: one bit less would pass it.
+        let most = (split + 1) as f64;
+        assert!(
+            most * f64::from(first - 1).exp2().recip() / error > share(0),
+            "{error}"
+        );
+    }
+}
+
 /// No generation's entries hold fewer bits than an earlier one's: a segment's entries are
 /// never longer than what the newest generation gives its address (what the loader checks).
 #[test]
@@ -512,9 +548,10 @@ fn carried_rounding_keeps_every_generation_within_the_rate() {
                     break;
                 };
                 // Generation 0 ends with the split into 2^(first_level + 1) segments.
+                let items = split_items(error) as f64;
                 let most = match g {
-                    0 => SEGMENT_ITEMS as f64 * (f64::from(first_level + 1).exp2() - 1.0) + 1.0,
-                    _ => SEGMENT_ITEMS as f64 * f64::from(first_level + g).exp2(),
+                    0 => items * (f64::from(first_level + 1).exp2() - 1.0) + 1.0,
+                    _ => items * f64::from(first_level + g).exp2(),
                 };
                 used += most * f64::from(bits).exp2().recip() / error;
                 shares += share(g);
