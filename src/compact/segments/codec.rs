@@ -108,9 +108,7 @@ impl Segmented {
     pub fn segments_for_relocation(&mut self, mut relocate: impl FnMut(&mut Box<[u64]>)) {
         for at in 0..self.directory.len() {
             if let Some(segment) = self.directory.get_mut(at) {
-                for words in segment.words_for_relocation() {
-                    relocate(words);
-                }
+                segment.relocate(&mut relocate);
             }
         }
     }

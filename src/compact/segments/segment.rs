@@ -30,6 +30,7 @@
 
 use super::{size_class, MAX_LEN, MAX_SEGMENT_ENTRIES};
 use bits::{Split, SplitMut};
+use std::ptr::NonNull;
 
 mod bits;
 mod edit;
@@ -85,19 +86,160 @@ const SAMPLE: u64 = 128;
 /// Bits of one select sample (a position in the high bits, below `3 * MAX_SEGMENT_ENTRIES`).
 const SAMPLE_BITS: u32 = 16;
 
-/// The segment's words (none when it is empty), in two allocations when that takes less
+/// A segment's words (none when it is empty), in two allocations when that takes less
 /// memory: the head, the most whole words that fill a size class (at least through the high
 /// bits), then the tail with the rest (`head_words`). A lookup reads the header, samples and
 /// high bits from the head and at most the low bits of its bucket from the tail.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+///
+/// Held by two thin pointers, 16 bytes a directory slot where two boxed slices take 32:
+/// each allocation's length is what the header (the head's first word) lays out
+/// (`held_lengths`). `hold` is the only maker of a segment with words and checks exactly
+/// that; nothing writes the words in place: an edit takes them out as boxed slices (`take`),
+/// changes them, and holds them again. The raw pointers are read only here.
+#[derive(Default)]
 pub struct Segment {
-    words: Box<[u64]>,
-    tail: Box<[u64]>,
+    head: Option<NonNull<u64>>,
+    tail: Option<NonNull<u64>>,
 }
 
-/// Bytes of the second allocation's place (the tail's pointer and length, where a segment
-/// is held): what splitting a segment must save at least.
-const TAIL_SLOT: u64 = std::mem::size_of::<Box<[u64]>>() as u64;
+// SAFETY: a segment owns its two allocations as a `Box<[u64]>` would, and hands out shared
+// borrows of them only through `&self`.
+unsafe impl Send for Segment {}
+// SAFETY: as above; `&Segment` only reads.
+unsafe impl Sync for Segment {}
+
+/// A segment's words as two boxed slices (to build and to edit) or as two borrowed slices
+/// (to read): the head and the tail.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Held<S> {
+    words: S,
+    tail: S,
+}
+
+/// Words to build or edit.
+type Owned = Held<Box<[u64]>>;
+/// Words to read.
+type View<'a> = Held<&'a [u64]>;
+
+/// The lengths of the head and the tail a header lays out, if it states a shape.
+#[inline]
+fn held_lengths(header: u64) -> Option<(usize, usize)> {
+    let shape = Shape::of_header(header)?;
+    let head = head_words(shape.words, shape.low_at);
+    Some((head, shape.words - head))
+}
+
+impl Segment {
+    /// Holds `owned`: `None` unless each allocation has the length its header lays out (as
+    /// every segment that `encode` or an edit makes has; `from_words` refuses others first).
+    fn hold(owned: Owned) -> Option<Segment> {
+        let Some(&header) = owned.words.first() else {
+            return owned.tail.is_empty().then(Segment::default);
+        };
+        if held_lengths(header)? != (owned.words.len(), owned.tail.len()) {
+            return None;
+        }
+        let pointer = |words: Box<[u64]>| NonNull::new(Box::into_raw(words).cast::<u64>());
+        let tail = match owned.tail.is_empty() {
+            true => None,
+            false => Some(pointer(owned.tail)?),
+        };
+        Some(Segment {
+            head: Some(pointer(owned.words)?),
+            tail,
+        })
+    }
+
+    /// Holds what an edit of a held segment left (the same lengths rule; a failure would be
+    /// a defect of the edit, which the tests and the model check look for).
+    fn hold_edited(owned: Owned) -> Segment {
+        let held = Segment::hold(owned);
+        debug_assert!(
+            held.is_some(),
+            "an edit left words its header does not lay out"
+        );
+        held.unwrap_or_default()
+    }
+
+    /// The lengths of the head and the tail.
+    #[inline]
+    fn lengths(&self) -> (usize, usize) {
+        let Some(head) = self.head else {
+            return (0, 0);
+        };
+        // SAFETY: `head` points to a live allocation of at least one word (`hold`).
+        held_lengths(unsafe { head.as_ptr().read() }).unwrap_or((0, 0))
+    }
+
+    /// The words, to read.
+    #[inline]
+    fn view(&self) -> View<'_> {
+        let (head_len, tail_len) = self.lengths();
+        // SAFETY: each pointer is its allocation of exactly the length its header lays out
+        // (`hold` checked it, and the words are never written while held), alive as long as
+        // `self`; an absent pointer stands for no words.
+        let slice = |p: Option<NonNull<u64>>, len: usize| match p {
+            Some(p) => unsafe { std::slice::from_raw_parts(p.as_ptr().cast_const(), len) },
+            None => &[],
+        };
+        Held {
+            words: slice(self.head, head_len),
+            tail: slice(self.tail, tail_len),
+        }
+    }
+
+    /// The words taken out, to edit, leaving the segment empty.
+    fn take(&mut self) -> Owned {
+        let (head_len, tail_len) = self.lengths();
+        // SAFETY: as in `view`; the pointers are taken, so each allocation goes back into
+        // exactly one box, with the length it was made with.
+        let boxed = |p: Option<NonNull<u64>>, len: usize| match p {
+            Some(p) => unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(p.as_ptr(), len))
+            },
+            None => Box::default(),
+        };
+        let (head, tail) = (self.head.take(), self.tail.take());
+        Held {
+            words: boxed(head, head_len),
+            tail: boxed(tail, tail_len),
+        }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+impl Clone for Segment {
+    fn clone(&self) -> Segment {
+        let view = self.view();
+        Segment::hold_edited(Held {
+            words: view.words.into(),
+            tail: view.tail.into(),
+        })
+    }
+}
+
+impl PartialEq for Segment {
+    fn eq(&self, other: &Segment) -> bool {
+        self.view() == other.view()
+    }
+}
+
+impl Eq for Segment {}
+
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+/// Bytes of the second allocation's place (the tail's pointer, where a segment is held):
+/// what splitting a segment must save at least.
+const TAIL_SLOT: u64 = std::mem::size_of::<Option<NonNull<u64>>>() as u64;
 
 /// The largest size class at most `bytes`.
 fn class_below(bytes: u64) -> u64 {
@@ -282,7 +424,7 @@ fn shift_samples(shape: &Shape, samples: &mut [u64], at: u64, by: i64) {
 /// (`edit::grown`) share, so that both write exactly the same words for the same entries.
 struct Coder {
     /// The segment being written, cut into its head and tail from the start.
-    segment: Segment,
+    segment: Owned,
     shape: Shape,
     /// Values pushed.
     pushed: u64,
@@ -302,7 +444,7 @@ impl Coder {
         }
         let tail = vec![0u64; shape.words - head].into_boxed_slice();
         Coder {
-            segment: Segment { words, tail },
+            segment: Held { words, tail },
             shape,
             pushed: 0,
             previous: None,
@@ -361,7 +503,7 @@ impl Coder {
 
     /// The segment, with its counter words; `None` unless exactly the shape's entries and
     /// counters arrived, in order.
-    fn finish(mut self, counters: impl Iterator<Item = u64>) -> Option<Segment> {
+    fn finish(mut self, counters: impl Iterator<Item = u64>) -> Option<Owned> {
         if !self.fits || self.pushed != self.shape.entries {
             return None;
         }
@@ -410,8 +552,120 @@ impl Segment {
     /// Codes entries sorted by (length, fingerprint), distinct, each counted at least once
     /// and at most `MAX_COUNT` times, fingerprints within their length; `None` otherwise.
     pub fn encode(entries: &[Entry]) -> Option<Segment> {
+        Segment::hold(Owned::encode(entries)?)
+    }
+
+    /// A segment from stored words, refused unless they are exactly what `encode` writes for
+    /// the entries they hold (so every field they determine is derived, none trusted).
+    pub fn from_words(words: Vec<u64>) -> Option<Segment> {
+        let segment = Owned::from_whole(words);
+        let entries = segment.decode()?;
+        (Owned::encode(&entries)? == segment).then(|| Segment::hold(segment))?
+    }
+
+    /// Its words, in order (the head's, then the tail's).
+    pub fn words(&self) -> impl Iterator<Item = &u64> + '_ {
+        let view = self.view();
+        view.words.iter().chain(view.tail.iter())
+    }
+
+    /// How many words it has.
+    pub fn word_count(&self) -> usize {
+        let (head, tail) = self.lengths();
+        head + tail
+    }
+
+    /// Calls `relocate` with each allocation of its words, for the allocator to move
+    /// (active defragmentation: the words stay as they are).
+    pub fn relocate(&mut self, mut relocate: impl FnMut(&mut Box<[u64]>)) {
+        let mut owned = self.take();
+        relocate(&mut owned.words);
+        relocate(&mut owned.tail);
+        *self = Segment::hold_edited(owned);
+    }
+
+    /// Distinct entries held.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        // SAFETY: `head` points to a live allocation of at least one word (`hold`).
+        self.head
+            .map_or(0, |head| unsafe { head.as_ptr().read() } & 0xffff)
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    /// Where its parts lie (for the storage model, `compact::design`): words before the low
+    /// parts, the low width, entries, and counter words; `None` when empty.
+    #[cfg(test)]
+    pub fn parts_layout(&self) -> Option<(u64, u32, u64, u64)> {
+        self.view().parts_layout()
+    }
+
+    /// Bytes its allocations take (the allocator's size classes of its head and tail).
+    pub fn bytes(&self) -> u64 {
+        let (head, tail) = self.lengths();
+        size_class(8 * head as u64) + size_class(8 * tail as u64)
+    }
+
+    /// Every entry in order, `None` if the words do not parse (only words not yet checked
+    /// by `from_words` can fail).
+    pub fn decode(&self) -> Option<Vec<Entry>> {
+        self.view().decode()
+    }
+
+    /// Calls `found` with the length of every entry that is a prefix of `tail` (the hash
+    /// bits after the segment's address), in the segment's order, until it returns true;
+    /// returns whether one did.
+    #[inline]
+    pub fn prefixes(&self, tail: u128, found: impl FnMut(u32) -> bool) -> bool {
+        self.view().prefixes(tail, found)
+    }
+
+    /// Starts loading the words a lookup reads first (for batches).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Some(head) = self.head {
+            crate::bloom::link::prefetch(head.as_ptr().cast_const().cast());
+        }
+    }
+
+    /// Starts loading the tail's first words, which an add's gap in the low bits moves
+    /// whatever its place (before the lookup that precedes it, so that the two waits overlap).
+    #[inline]
+    pub fn prefetch_tail(&self) {
+        if let Some(tail) = self.tail {
+            crate::bloom::link::prefetch(tail.as_ptr().cast_const().cast());
+        }
+    }
+
+    /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
+    /// the header has arrived).
+    #[inline]
+    pub fn prefetch_bucket(&self, tail: u128) {
+        self.view().prefetch_bucket(tail);
+    }
+
+    /// Whether an entry is a prefix of `tail`.
+    #[inline]
+    pub fn contains(&self, tail: u128) -> bool {
+        self.view().contains(tail)
+    }
+
+    /// The longest entry that is a prefix of `tail`.
+    pub fn longest(&self, tail: u128) -> Option<u32> {
+        self.view().longest(tail)
+    }
+}
+
+impl Owned {
+    /// Codes entries sorted by (length, fingerprint), distinct, each counted at least once
+    /// and at most `MAX_COUNT` times, fingerprints within their length; `None` otherwise.
+    fn encode(entries: &[Entry]) -> Option<Owned> {
         if entries.is_empty() {
-            return Some(Segment::default());
+            return Some(Owned::default());
         }
         let fits = |e: &Entry| e.len <= MAX_LEN && e.fingerprint >> e.len == 0;
         if !entries
@@ -432,46 +686,63 @@ impl Segment {
         coder.finish(counted.map(|(i, e)| i as u64 | (e.count - 2) << INDEX_BITS))
     }
 
-    /// A segment from stored words, refused unless they are exactly what `encode` writes for
-    /// the entries they hold (so every field they determine is derived, none trusted).
-    pub fn from_words(words: Vec<u64>) -> Option<Segment> {
-        let segment = Segment::from_whole(words);
-        let entries = segment.decode()?;
-        (Segment::encode(&entries)? == segment).then_some(segment)
-    }
-
     /// The segment of `words` (all of them, in order), cut into its head and tail as its
     /// header lays it out (kept whole when the header does not parse: such words are refused
     /// by `from_words`, and no command makes them).
-    fn from_whole(words: Vec<u64>) -> Segment {
+    fn from_whole(words: Vec<u64>) -> Owned {
         let layout = words.first().and_then(|h| Shape::of_header(*h));
         let head = layout.map_or(words.len(), |s| head_words(words.len(), s.low_at));
-        Segment::cut(words, head)
+        Owned::cut(words, head)
     }
 
     /// The segment of `words` (all of them, in order), its head the first `head`.
-    fn cut(mut words: Vec<u64>, head: usize) -> Segment {
+    fn cut(mut words: Vec<u64>, head: usize) -> Owned {
         let tail = words.split_off(head.min(words.len()));
-        Segment {
+        Held {
             words: words.into_boxed_slice(),
             tail: tail.into_boxed_slice(),
         }
     }
 
+    /// The parts and the header, to write; `None` unless the words are as many as `shape`
+    /// lays out, the head holding at least the words before the low bits.
+    fn parts_mut(&mut self, shape: &Shape) -> Option<PartsMut<'_>> {
+        if self.word_count() != shape.words || self.words.len() < shape.low_at {
+            return None;
+        }
+        let cut = self.words.len();
+        let (header, rest) = self.words.split_first_mut()?;
+        let (samples, rest) = rest.split_at_mut(shape.high_at - 1);
+        let (high, rest) = rest.split_at_mut(shape.low_at - shape.high_at);
+        let in_head = shape.counters_at.min(cut) - shape.low_at;
+        let (lows_head, counters_head) = rest.split_at_mut(in_head);
+        let in_tail = shape.counters_at.saturating_sub(cut);
+        let (lows_tail, counters_tail) = self.tail.split_at_mut(in_tail.min(self.tail.len()));
+        Some(PartsMut {
+            header,
+            samples,
+            high,
+            lows: SplitMut {
+                head: lows_head,
+                tail: lows_tail,
+            },
+            counters: SplitMut {
+                head: counters_head,
+                tail: counters_tail,
+            },
+        })
+    }
+}
+
+impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
     /// Its words, in order (the head's, then the tail's).
-    pub fn words(&self) -> impl Iterator<Item = &u64> + '_ {
+    fn words(&self) -> impl Iterator<Item = &u64> + '_ {
         self.words.iter().chain(self.tail.iter())
     }
 
     /// How many words it has.
-    pub fn word_count(&self) -> usize {
+    fn word_count(&self) -> usize {
         self.words.len() + self.tail.len()
-    }
-
-    /// The words' storage, each allocation, for the allocator to move (active
-    /// defragmentation).
-    pub fn words_for_relocation(&mut self) -> [&mut Box<[u64]>; 2] {
-        [&mut self.words, &mut self.tail]
     }
 
     fn shape(&self) -> Option<Shape> {
@@ -504,48 +775,10 @@ impl Segment {
         })
     }
 
-    /// The parts and the header, to write; `None` unless the words are as many as `shape`
-    /// lays out, the head holding at least the words before the low bits.
-    fn parts_mut(&mut self, shape: &Shape) -> Option<PartsMut<'_>> {
-        if self.word_count() != shape.words || self.words.len() < shape.low_at {
-            return None;
-        }
-        let cut = self.words.len();
-        let (header, rest) = self.words.split_first_mut()?;
-        let (samples, rest) = rest.split_at_mut(shape.high_at - 1);
-        let (high, rest) = rest.split_at_mut(shape.low_at - shape.high_at);
-        let in_head = shape.counters_at.min(cut) - shape.low_at;
-        let (lows_head, counters_head) = rest.split_at_mut(in_head);
-        let in_tail = shape.counters_at.saturating_sub(cut);
-        let (lows_tail, counters_tail) = self.tail.split_at_mut(in_tail.min(self.tail.len()));
-        Some(PartsMut {
-            header,
-            samples,
-            high,
-            lows: SplitMut {
-                head: lows_head,
-                tail: lows_tail,
-            },
-            counters: SplitMut {
-                head: counters_head,
-                tail: counters_tail,
-            },
-        })
-    }
-
-    /// Distinct entries held.
-    pub fn len(&self) -> u64 {
-        self.words.first().map_or(0, |h| h & 0xffff)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
-    }
-
     /// Where its parts lie (for the storage model, `compact::design`): words before the low
     /// parts, the low width, entries, and counter words; `None` when empty.
     #[cfg(test)]
-    pub fn parts_layout(&self) -> Option<(u64, u32, u64, u64)> {
+    fn parts_layout(&self) -> Option<(u64, u32, u64, u64)> {
         let shape = self.shape()?;
         Some((
             shape.low_at as u64,
@@ -553,11 +786,6 @@ impl Segment {
             shape.entries,
             shape.counters,
         ))
-    }
-
-    /// Bytes its allocations take (the allocator's size classes of its head and tail).
-    pub fn bytes(&self) -> u64 {
-        size_class(8 * self.words.len() as u64) + size_class(8 * self.tail.len() as u64)
     }
 
     /// Calls `each` with every entry's padded value in order; `None` if the words do not
@@ -583,7 +811,7 @@ impl Segment {
 
     /// Every entry in order, `None` if the words do not parse (only words not yet checked
     /// by `from_words` can fail).
-    pub fn decode(&self) -> Option<Vec<Entry>> {
+    fn decode(&self) -> Option<Vec<Entry>> {
         if self.words.is_empty() {
             return Some(Vec::new());
         }
@@ -663,7 +891,7 @@ impl Segment {
     /// bits after the segment's address), in the segment's order, until it returns true; returns
     /// whether one did. They all lie in the block of values sharing the query's prefix of
     /// the shortest length held: one bucket found, then the entries of that block read.
-    pub fn prefixes(&self, tail: u128, mut found: impl FnMut(u32) -> bool) -> bool {
+    fn prefixes(&self, tail: u128, mut found: impl FnMut(u32) -> bool) -> bool {
         let Some(shape) = self.shape() else {
             return false;
         };
@@ -707,26 +935,11 @@ impl Segment {
         false
     }
 
-    /// Starts loading the words a lookup reads first (for batches).
-    #[inline]
-    pub fn prefetch(&self) {
-        crate::bloom::link::prefetch(self.words.as_ptr().cast());
-    }
-
-    /// Starts loading the tail's first words, which an add's gap in the low bits moves
-    /// whatever its place (before the lookup that precedes it, so that the two waits overlap).
-    #[inline]
-    pub fn prefetch_tail(&self) {
-        if let Some(word) = self.tail.first() {
-            crate::bloom::link::prefetch((word as *const u64).cast());
-        }
-    }
-
     /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
     /// the header has arrived): the select sample of its bucket, and where its high bits and
     /// low bits lie on average (the entries spread evenly over the buckets).
     #[inline]
-    pub fn prefetch_bucket(&self, tail: u128) {
+    fn prefetch_bucket(&self, tail: u128) {
         let Some(shape) = self.shape() else {
             return;
         };
@@ -753,12 +966,12 @@ impl Segment {
 
     /// Whether an entry is a prefix of `tail`.
     #[inline]
-    pub fn contains(&self, tail: u128) -> bool {
+    fn contains(&self, tail: u128) -> bool {
         self.prefixes(tail, |_| true)
     }
 
     /// The longest entry that is a prefix of `tail`.
-    pub fn longest(&self, tail: u128) -> Option<u32> {
+    fn longest(&self, tail: u128) -> Option<u32> {
         let mut longest = None;
         self.prefixes(tail, |len| {
             longest = longest.max(Some(len));

@@ -8,7 +8,7 @@
 use super::super::MAX_SEGMENT_ENTRIES;
 use super::bits::{self, Words, WordsMut};
 use super::{head_words, segment_bytes, shift_samples, Coder, Entry, Parts, PartsMut};
-use super::{Segment, Shape, SplitMut};
+use super::{Held, Owned, Segment, Shape, SplitMut};
 use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
 /// A change to one segment, worked out before anything changes (a refused add changes
@@ -98,6 +98,31 @@ impl Segment {
     /// count of the one there. `None` when the segment holds the most entries it may, or the
     /// entry its most counts.
     pub fn edit_add(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        self.view().edit_add(len, fingerprint)
+    }
+
+    /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
+    /// entry goes. `None` when it is not held.
+    pub fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        self.view().edit_delete(len, fingerprint)
+    }
+
+    /// Makes an edit worked out on this segment by `edit_add` or `edit_delete`: the words
+    /// taken out, changed, and held again.
+    pub fn apply(&mut self, edit: Edit) {
+        match edit {
+            Edit::Recode(segment) => *self = segment,
+            edit => {
+                let mut owned = self.take();
+                owned.apply(edit);
+                *self = Segment::hold_edited(owned);
+            }
+        }
+    }
+}
+
+impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
+    fn edit_add(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
         let new = Entry {
             len,
             fingerprint,
@@ -122,7 +147,7 @@ impl Segment {
             // low parts widen), then the entry added to them.
             let (edit, added) = wide.edit_add(len, fingerprint)?;
             wide.apply(edit);
-            return Some((Edit::Recode(wide), added));
+            return Some((Edit::Recode(Segment::hold(wide)?), added));
         }
         let value = shape.value(len, fingerprint);
         let (index, held) = self.find(&shape, value)?;
@@ -150,7 +175,7 @@ impl Segment {
     /// The same entries coded for a longest length `by` bits longer (at every generation's
     /// start, in every segment its first new entry reaches): the buckets stay, and so the
     /// high bits and the samples; each low part gains `by` zero bits below.
-    fn widened(&self, shape: &Shape, by: u32) -> Option<Segment> {
+    fn widened(&self, shape: &Shape, by: u32) -> Option<Owned> {
         let wide = Shape::of(
             shape.entries,
             shape.counters,
@@ -163,7 +188,7 @@ impl Segment {
         let from = self.parts(shape)?;
         let mut whole = vec![0u64; wide.words];
         *whole.first_mut()? = wide.header();
-        let mut segment = Segment::cut(whole, head_words(wide.words, wide.low_at));
+        let mut segment = Owned::cut(whole, head_words(wide.words, wide.low_at));
         let mut to = segment.parts_mut(&wide)?;
         for (to, from) in [(to.samples, from.samples), (to.high, from.high)] {
             to.get_mut(..from.len())?.copy_from_slice(from);
@@ -202,12 +227,10 @@ impl Segment {
         let parts = self.parts(shape)?;
         let counters = parts.counters.iter();
         let counters = counters.map(|w| w + u64::from(w & INDEX >= index));
-        Some((Edit::Recode(coder.finish(counters)?), true))
+        Some((Edit::Recode(Segment::hold(coder.finish(counters)?)?), true))
     }
 
-    /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
-    /// entry goes. `None` when it is not held.
-    pub fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+    fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
         let shape = self.shape()?;
         crate::compact::meter::add(shape.entries);
         if !shape.holds_length(len) {
@@ -269,12 +292,14 @@ impl Segment {
         let changed = change(&mut entries)?;
         Some((Edit::Recode(Segment::encode(&entries)?), changed))
     }
+}
 
-    /// Makes an edit worked out on this segment by `edit_add` or `edit_delete`.
-    pub fn apply(&mut self, edit: Edit) {
+impl Owned {
+    /// Makes an edit worked out on these words by `edit_add` or `edit_delete`.
+    fn apply(&mut self, edit: Edit) {
         let before = self.shape();
         match (edit, before) {
-            (Edit::Recode(segment), _) => *self = segment,
+            (Edit::Recode(mut segment), _) => *self = segment.take(),
             (Edit::Count { index, count, .. }, Some(before)) => {
                 self.set_count(&before, index, count)
             }
@@ -340,7 +365,7 @@ impl Segment {
             whole.resize(room, 0);
             move_parts(&mut whole[..], old, new, growing);
             whole.truncate(to.words);
-            *self = Segment::cut(whole, cut);
+            *self = Owned::cut(whole, cut);
         }
     }
 
@@ -415,7 +440,7 @@ impl Segment {
                 if let Some(header) = whole.first_mut() {
                     *header = after.header();
                 }
-                *self = Segment::cut(whole, head_words(after.words, after.low_at));
+                *self = Owned::cut(whole, head_words(after.words, after.low_at));
             }
         }
     }
