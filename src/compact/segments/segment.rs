@@ -12,12 +12,13 @@
 //! as they are: the marker bit would say nothing, and leaving it out takes one bit off every
 //! entry (a filter of 200 items at 1 % takes 25 bytes less).
 //!
-//! Words: a header (entries, counters, shortest and longest length), the select samples
-//! (where every `SAMPLE`-th bucket starts in the high bits, 16 bits each, so a lookup finds
-//! its bucket from the nearest sample without counting the zeros before it), the high bits
-//! (one per entry and one per bucket of `2^low` values), the low bits (`low` per entry),
-//! then one word per counted entry (its index, and its count less two). The layout is wholly
-//! determined by the entries: `from_words` accepts exactly the words `encode` writes.
+//! Words: a header (entries, counters, shortest and longest length, the head's words), the
+//! select samples (where every `SAMPLE`-th bucket starts in the high bits, 16 bits each, so a
+//! lookup finds its bucket from the nearest sample without counting the zeros before it),
+//! the high bits (one per entry and one per bucket of `2^low` values), the low bits (`low`
+//! per entry), then one word per counted entry (its index, and its count less two). The
+//! layout is wholly determined by the entries: `from_words` accepts exactly the words
+//! `encode` writes.
 //!
 //! The words are held in one allocation, or, when that takes less memory, in two: a head of
 //! the most whole words that fill a size class (holding at least the header, the samples and
@@ -125,8 +126,8 @@ type View<'a> = Held<&'a [u64]>;
 #[inline]
 fn held_lengths(header: u64) -> Option<(usize, usize)> {
     let shape = Shape::of_header(header)?;
-    let head = head_words(shape.words, shape.low_at);
-    Some((head, shape.words - head))
+    let head = (header >> 48) as usize;
+    Some((head, shape.words.checked_sub(head)?))
 }
 
 impl Segment {
@@ -136,7 +137,11 @@ impl Segment {
         let Some(&header) = owned.words.first() else {
             return owned.tail.is_empty().then(Segment::default);
         };
-        if held_lengths(header)? != (owned.words.len(), owned.tail.len()) {
+        // The header as `encode` writes it (so the head's length there is `head_words`'s),
+        // and the allocations as long as it lays them out.
+        if Shape::of_header(header)?.header() != header
+            || held_lengths(header)? != (owned.words.len(), owned.tail.len())
+        {
             return None;
         }
         let pointer = |words: Box<[u64]>| NonNull::new(Box::into_raw(words).cast::<u64>());
@@ -175,6 +180,25 @@ impl Segment {
     #[inline]
     fn view(&self) -> View<'_> {
         let (head_len, tail_len) = self.lengths();
+        self.view_of(head_len, tail_len)
+    }
+
+    /// The words with the shape their header states (read once for a lookup or an edit);
+    /// `None` when empty.
+    #[inline]
+    fn shaped(&self) -> Option<(View<'_>, Shape)> {
+        // SAFETY: `head` points to a live allocation of at least one word (`hold`).
+        let header = unsafe { self.head?.as_ptr().read() };
+        let shape = Shape::of_header(header)?;
+        // The header is as `encode` writes it (`hold` checked it): the head's length is its.
+        let head_len = (header >> 48) as usize;
+        let view = self.view_of(head_len, shape.words.checked_sub(head_len)?);
+        Some((view, shape))
+    }
+
+    /// The words as slices of the lengths `held_lengths` gives for the header.
+    #[inline]
+    fn view_of(&self, head_len: usize, tail_len: usize) -> View<'_> {
         // SAFETY: each pointer is its allocation of exactly the length its header lays out
         // (`hold` checked it, and the words are never written while held), alive as long as
         // `self`; an absent pointer stands for no words.
@@ -366,11 +390,15 @@ impl Shape {
         }
     }
 
+    /// The header word: entries, counters, shortest and longest length, and the words of the
+    /// head (`head_words`, below 2^16: a segment's words are below 9,000), which every read
+    /// of a held segment takes from here rather than working it out.
     fn header(&self) -> u64 {
         self.entries
             | self.counters << 16
             | u64::from(self.shortest) << 32
             | u64::from(self.longest) << 40
+            | (head_words(self.words, self.low_at) as u64) << 48
     }
 }
 
@@ -621,7 +649,8 @@ impl Segment {
     /// returns whether one did.
     #[inline]
     pub fn prefixes(&self, tail: u128, found: impl FnMut(u32) -> bool) -> bool {
-        self.view().prefixes(tail, found)
+        self.shaped()
+            .is_some_and(|(view, shape)| view.prefixes_in(&shape, tail, found))
     }
 
     /// Starts loading the words a lookup reads first (for batches).
@@ -645,18 +674,25 @@ impl Segment {
     /// the header has arrived).
     #[inline]
     pub fn prefetch_bucket(&self, tail: u128) {
-        self.view().prefetch_bucket(tail);
+        if let Some((view, shape)) = self.shaped() {
+            view.prefetch_bucket_in(&shape, tail);
+        }
     }
 
     /// Whether an entry is a prefix of `tail`.
     #[inline]
     pub fn contains(&self, tail: u128) -> bool {
-        self.view().contains(tail)
+        self.prefixes(tail, |_| true)
     }
 
     /// The longest entry that is a prefix of `tail`.
     pub fn longest(&self, tail: u128) -> Option<u32> {
-        self.view().longest(tail)
+        let mut longest = None;
+        self.prefixes(tail, |len| {
+            longest = longest.max(Some(len));
+            false
+        });
+        longest
     }
 }
 
@@ -891,10 +927,8 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
     /// bits after the segment's address), in the segment's order, until it returns true; returns
     /// whether one did. They all lie in the block of values sharing the query's prefix of
     /// the shortest length held: one bucket found, then the entries of that block read.
-    fn prefixes(&self, tail: u128, mut found: impl FnMut(u32) -> bool) -> bool {
-        let Some(shape) = self.shape() else {
-            return false;
-        };
+    fn prefixes_in(&self, shape: &Shape, tail: u128, mut found: impl FnMut(u32) -> bool) -> bool {
+        let shape = *shape;
         let Some(parts) = self.parts(&shape) else {
             return false;
         };
@@ -939,10 +973,8 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
     /// the header has arrived): the select sample of its bucket, and where its high bits and
     /// low bits lie on average (the entries spread evenly over the buckets).
     #[inline]
-    fn prefetch_bucket(&self, tail: u128) {
-        let Some(shape) = self.shape() else {
-            return;
-        };
+    fn prefetch_bucket_in(&self, shape: &Shape, tail: u128) {
+        let shape = *shape;
         let Some(parts) = self.parts(&shape) else {
             return;
         };
@@ -962,22 +994,6 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
             bucket + ((bucket * shape.entries) >> buckets_log),
         );
         parts.prefetch_lows(&shape, bucket);
-    }
-
-    /// Whether an entry is a prefix of `tail`.
-    #[inline]
-    fn contains(&self, tail: u128) -> bool {
-        self.prefixes(tail, |_| true)
-    }
-
-    /// The longest entry that is a prefix of `tail`.
-    fn longest(&self, tail: u128) -> Option<u32> {
-        let mut longest = None;
-        self.prefixes(tail, |len| {
-            longest = longest.max(Some(len));
-            false
-        });
-        longest
     }
 }
 

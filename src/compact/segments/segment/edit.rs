@@ -98,13 +98,17 @@ impl Segment {
     /// count of the one there. `None` when the segment holds the most entries it may, or the
     /// entry its most counts.
     pub fn edit_add(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
-        self.view().edit_add(len, fingerprint)
+        match self.shaped() {
+            Some((view, shape)) => view.edit_add_in(shape, len, fingerprint),
+            None => self.view().edit_add(len, fingerprint),
+        }
     }
 
     /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
     /// entry goes. `None` when it is not held.
     pub fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
-        self.view().edit_delete(len, fingerprint)
+        let (view, shape) = self.shaped()?;
+        view.edit_delete_in(shape, len, fingerprint)
     }
 
     /// Makes an edit worked out on this segment by `edit_add` or `edit_delete`: the words
@@ -131,7 +135,16 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         if self.words.is_empty() {
             return Some((Edit::Recode(Segment::encode(&[new])?), true));
         }
-        let shape = self.shape()?;
+        self.edit_add_in(self.shape()?, len, fingerprint)
+    }
+
+    /// The same, of words (not empty) shaped `shape`.
+    fn edit_add_in(&self, shape: Shape, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
+        let new = Entry {
+            len,
+            fingerprint,
+            count: 1,
+        };
         crate::compact::meter::add(shape.entries);
         if !shape.holds_length(len) {
             // A segment of one length, and another comes (the first segments', rarely):
@@ -230,8 +243,9 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         Some((Edit::Recode(Segment::hold(coder.finish(counters)?)?), true))
     }
 
-    fn edit_delete(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
-        let shape = self.shape()?;
+    /// The delete of one count of the entry of `len` bits of `fingerprint` from words shaped
+    /// `shape`.
+    fn edit_delete_in(&self, shape: Shape, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
         crate::compact::meter::add(shape.entries);
         if !shape.holds_length(len) {
             return None;
