@@ -344,26 +344,25 @@ fn feed_floor() {
 /// segments at every size (their entries decoded, their parts' sizes as `Segment` lays them
 /// out):
 /// - `head and tail (built)`: each segment's words in a head filling a size class and a
-///   tail with the rest when that takes less (`segment::head_words`), a 32-byte slot.
-/// - `one allocation`: each segment's words in one allocation in its size class, a 16-byte
-///   slot (the fourth session's build).
+///   tail with the rest when that takes less (`segment::head_words`), a 16-byte slot (two
+///   thin pointers).
+/// - `one allocation`: each segment's words in one allocation in its size class, an 8-byte
+///   slot (one thin pointer).
 /// - `exact`: the same words with no allocator rounding (what no allocator beats).
 /// - `two lists`: a segment's entries of its most common length in one list of their own
 ///   (no marker bit, no padding to a longer length), the rest in a second list as built.
-/// - `head and tail, 16-byte slots`: as built, with a segment's place two thin pointers
-///   (the lengths read from its header), which safe Rust does not give.
 ///
-/// The slots of the layouts with no tail are counted at 16 bytes (the chunks' rounding
+/// The slots of the layouts with no tail are counted at 8 bytes (the chunks' rounding
 /// aside). Each cell: the range over 16 filters (secrets) of the geometric mean and of the
 /// worst size. `cargo test --release --lib compact::design::storage_table -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore]
 fn storage_table() {
-    /// Bytes of each layout, and whether it has a tail (a 32-byte slot).
-    fn storage(segment: &Segment) -> [(u64, bool); 8] {
+    /// Bytes of each layout, and whether it has a tail (a 16-byte slot).
+    fn storage(segment: &Segment) -> [(u64, bool); 6] {
         if segment.parts_layout().is_none() {
-            return [(0, false); 8];
+            return [(0, false); 6];
         }
         let words = segment.word_count();
         let decoded = segment.decode().unwrap_or_default();
@@ -394,19 +393,15 @@ fn storage_table() {
             (size_class(8 * two_words as u64), false),
             (segment_bytes(two_words, two_before), true),
             (8 * two_words as u64, false),
-            (segment.bytes(), false),
-            (segment_bytes(two_words, two_before), false),
         ]
     }
     let names = [
         "head and tail (built)",
-        "one allocation (the fourth session's build)",
+        "one allocation",
         "exact (no allocator rounding)",
         "two lists",
         "two lists, head and tail",
         "two lists, exact",
-        "head and tail, 16-byte slots (thin pointers)",
-        "two lists, head and tail, 16-byte slots",
     ];
     // Each filter's secret places its items, so which segments sit just past a size class
     // differs from filter to filter: the worst size is taken over 16 secrets.
@@ -424,8 +419,8 @@ fn storage_table() {
                     filter.add(&id(held), u64::MAX).unwrap();
                     held += 1;
                 }
-                let mut totals = [0u64; 8];
-                let mut narrow = [true; 8];
+                let mut totals = [0u64; 6];
+                let mut narrow = [true; 6];
                 for segment in filter.directory.iter() {
                     for ((t, w), (b, tail)) in
                         totals.iter_mut().zip(&mut narrow).zip(storage(segment))
@@ -435,7 +430,7 @@ fn storage_table() {
                     }
                 }
                 let rest = filter.bytes() - totals[0];
-                let slots = 16 * filter.directory.len();
+                let slots = 8 * filter.directory.len();
                 for ((r, t), w) in ratios.iter_mut().zip(totals).zip(narrow) {
                     let rest = if w { rest - slots } else { rest };
                     r.push((rest + t) as f64 / floor_bytes(n, error) as f64);
