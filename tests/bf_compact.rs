@@ -753,3 +753,98 @@ fn every_filter_has_its_own_secret_and_replicas_share_it() {
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(secret(&mut c, "a"), secrets[0]);
 }
+
+/// A genuine segment's words in a LOADCHUNK chunk (encoding 4: each segment its word count,
+/// then its words), as `(count, words)` lists.
+fn chunk_segments(chunk: &[u8]) -> Vec<Vec<u64>> {
+    let mut segments = Vec::new();
+    let mut rest = chunk;
+    while let Some((count, after)) = rest.split_first_chunk::<4>() {
+        let count = u32::from_le_bytes(*count) as usize;
+        let words = after[..8 * count]
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        segments.push(words);
+        rest = &after[8 * count..];
+    }
+    segments
+}
+
+fn segments_chunk(segments: &[Vec<u64>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for words in segments {
+        out.extend_from_slice(&(words.len() as u32).to_le_bytes());
+        words
+            .iter()
+            .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    }
+    out
+}
+
+/// A segment is held by two thin pointers whose allocations' lengths are read from its header
+/// word, so a header that disagrees with the words held would read or free past them. Every
+/// edit of a genuine segment's header word (each field one up and one down, each of its unused
+/// top 16 bits set) or of its length (a word cut off, a word added) is refused as bad data,
+/// for every segment of a counting filter at 1 % and a plain one at 1e-9; the arrival stays as
+/// its header left it, and the genuine chunk then completes it to the source's value.
+#[test]
+fn a_segment_whose_header_disagrees_with_its_words_is_refused() {
+    let s = Server::start();
+    let mut c = s.client();
+    for (error, counting, n) in [("0.01", true, 3000u64), ("1e-9", false, 2000)] {
+        call!(c, "DEL", "src", "m");
+        let mut reserve = vec!["BF.RESERVE", "src", error, "100", "COMPACT"];
+        if counting {
+            reserve.push("COUNTING");
+        }
+        assert_eq!(c.call(&reserve), ok());
+        let items = ids("i", 0..n);
+        add_all(&mut c, "src", &items);
+        if counting {
+            add_all(&mut c, "src", &items[..50]);
+        }
+        let chunks = scandump(&mut c, "BF.SCANDUMP", "src");
+        assert_eq!(chunks.len(), 2, "one header and one chunk of segments");
+        let (iter, chunk) = &chunks[1];
+        let segments = chunk_segments(chunk);
+        assert!(segments.len() > 1 && segments.iter().all(|w| w.len() > 2));
+        assert_eq!(segments_chunk(&segments), *chunk);
+        load_chunks(&mut c, "BF.LOADCHUNK", "m", &chunks[..1]);
+        let arriving = call!(c, "DUMP", "m").bytes();
+        for (at, words) in segments.iter().enumerate() {
+            let header = words[0];
+            let mut edits: Vec<Vec<u64>> = Vec::new();
+            for (shift, bits) in [(0, 16), (16, 16), (32, 8), (40, 8)] {
+                let field = header >> shift & ((1 << bits) - 1);
+                for value in [field.wrapping_add(1), field.wrapping_sub(1)] {
+                    if value >> bits == 0 {
+                        let cleared = header & !(((1 << bits) - 1) << shift);
+                        edits.push([&[cleared | value << shift], &words[1..]].concat());
+                    }
+                }
+            }
+            edits.extend((48..64).map(|bit| [&[header | 1 << bit], &words[1..]].concat()));
+            edits.push(words[..words.len() - 1].to_vec());
+            edits.push([words.as_slice(), &[0]].concat());
+            for edited in edits {
+                let mut crafted = segments.clone();
+                crafted[at] = edited;
+                let reply = c.call(&[
+                    b"BF.LOADCHUNK".as_slice(),
+                    b"m",
+                    iter.to_string().as_bytes(),
+                    &segments_chunk(&crafted),
+                ]);
+                assert_eq!(reply, err("ERR received bad data"), "{error}: segment {at}");
+            }
+        }
+        assert_eq!(call!(c, "DUMP", "m").bytes(), arriving);
+        load_chunks(&mut c, "BF.LOADCHUNK", "m", &chunks[1..]);
+        assert_eq!(
+            call!(c, "DUMP", "m").bytes(),
+            call!(c, "DUMP", "src").bytes()
+        );
+        assert_eq!(call!(c, "PING"), Reply::Simple("PONG".into()));
+    }
+}
