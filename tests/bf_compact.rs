@@ -784,8 +784,9 @@ fn segments_chunk(segments: &[Vec<u64>]) -> Vec<u8> {
 
 /// A segment is held by two thin pointers whose allocations' lengths are read from its header
 /// word, so a header that disagrees with the words held would read or free past them. Every
-/// edit of a genuine segment's header word (each field one up and one down, each of its unused
-/// top 16 bits set) or of its length (a word cut off, a word added) is refused as bad data,
+/// edit of a genuine segment's header word (each field one up and one down, each bit of the
+/// head's words in its top 16 bits flipped) or of its length (a word cut off, a word added) is
+/// refused as bad data,
 /// for every segment of a counting filter at 1 % and a plain one at 1e-9; the arrival stays as
 /// its header left it, and the genuine chunk then completes it to the source's value.
 #[test]
@@ -824,7 +825,7 @@ fn a_segment_whose_header_disagrees_with_its_words_is_refused() {
                     }
                 }
             }
-            edits.extend((48..64).map(|bit| [&[header | 1 << bit], &words[1..]].concat()));
+            edits.extend((48..64).map(|bit| [&[header ^ 1 << bit], &words[1..]].concat()));
             edits.push(words[..words.len() - 1].to_vec());
             edits.push([words.as_slice(), &[0]].concat());
             for edited in edits {
