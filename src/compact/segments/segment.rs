@@ -95,7 +95,7 @@ const SAMPLE_BITS: u32 = 16;
 ///
 /// Held by two thin pointers, 16 bytes a directory slot where two boxed slices take 32:
 /// each allocation's length is what the header (the head's first word) lays out
-/// (`held_lengths`). `hold` is the only maker of a segment with words and checks exactly
+/// (`held_layout`). `hold` is the only maker of a segment with words and checks exactly
 /// that; nothing writes the words in place: an edit takes them out as boxed slices (`take`),
 /// changes them, and holds them again. The raw pointers are read only here.
 #[derive(Default)]
@@ -123,58 +123,63 @@ type Owned = Held<Box<[u64]>>;
 /// Words to read.
 type View<'a> = Held<&'a [u64]>;
 
-/// The lengths of the head and the tail a header lays out, if it states a shape.
+/// The shape a held segment's header states, and the lengths of its head (the header's top
+/// 16 bits) and its tail; `None` if it states none. The one reading of a header's layout that
+/// every access to a held segment goes through.
 #[inline]
-fn held_lengths(header: u64) -> Option<(usize, usize)> {
+fn held_layout(header: u64) -> Option<(Shape, usize, usize)> {
     let shape = Shape::of_header(header)?;
     let head = (header >> 48) as usize;
-    Some((head, shape.words.checked_sub(head)?))
+    let tail = shape.words.checked_sub(head)?;
+    Some((shape, head, tail))
 }
 
 impl Segment {
-    /// Holds `owned`: `None` unless each allocation has the length its header lays out (as
-    /// every segment that `encode` or an edit makes has; `from_words` refuses others first).
-    fn hold(owned: Owned) -> Option<Segment> {
+    /// Holds `owned`, or gives it back unless each allocation has the length its header lays
+    /// out and the header is the one `encode` writes (as every segment that `encode` or an
+    /// edit makes has; `from_words` refuses others first).
+    fn hold(owned: Owned) -> Result<Segment, Owned> {
         let Some(&header) = owned.words.first() else {
-            return owned.tail.is_empty().then(Segment::default);
+            return match owned.tail.is_empty() {
+                true => Ok(Segment::default()),
+                false => Err(owned),
+            };
         };
-        // The header as `encode` writes it (so the head's length there is `head_words`'s),
-        // and the allocations as long as it lays them out.
-        if Shape::of_header(header)?.header() != header
-            || held_lengths(header)? != (owned.words.len(), owned.tail.len())
-        {
-            return None;
+        let fits = held_layout(header).is_some_and(|(shape, head, tail)| {
+            shape.header() == header && (head, tail) == (owned.words.len(), owned.tail.len())
+        });
+        if !fits {
+            return Err(owned);
         }
-        let pointer = |words: Box<[u64]>| NonNull::new(Box::into_raw(words).cast::<u64>());
-        let tail = match owned.tail.is_empty() {
-            true => None,
-            false => Some(pointer(owned.tail)?),
-        };
-        Some(Segment {
-            head: Some(pointer(owned.words)?),
-            tail,
+        let pointer = |words: Box<[u64]>| NonNull::from(Box::leak(words)).cast::<u64>();
+        Ok(Segment {
+            tail: (!owned.tail.is_empty()).then(|| pointer(owned.tail)),
+            head: Some(pointer(owned.words)),
         })
     }
 
-    /// Holds what an edit of a held segment left (the same lengths rule; a failure would be
-    /// a defect of the edit, which the tests and the model check look for).
+    /// Holds what an edit of a held segment left. Refused words would be a defect of the
+    /// edit (the tests, the model check and the fuzz targets, built with debug assertions,
+    /// look for one); the server then keeps the words if they are what `encode` writes for
+    /// the entries they hold, cut as it cuts them, and an empty segment only if not even that.
     fn hold_edited(owned: Owned) -> Segment {
-        let held = Segment::hold(owned);
-        debug_assert!(
-            held.is_some(),
-            "an edit left words its header does not lay out"
-        );
-        held.unwrap_or_default()
+        Segment::hold(owned).unwrap_or_else(|owned| {
+            debug_assert!(false, "an edit left words its header does not lay out");
+            Segment::from_words(owned.words().copied().collect()).unwrap_or_default()
+        })
+    }
+
+    /// The shape, the head's and the tail's lengths; `None` when empty.
+    #[inline]
+    fn layout(&self) -> Option<(Shape, usize, usize)> {
+        // SAFETY: `head` points to a live allocation of at least one word (`hold`).
+        held_layout(unsafe { self.head?.as_ptr().read() })
     }
 
     /// The lengths of the head and the tail.
     #[inline]
     fn lengths(&self) -> (usize, usize) {
-        let Some(head) = self.head else {
-            return (0, 0);
-        };
-        // SAFETY: `head` points to a live allocation of at least one word (`hold`).
-        held_lengths(unsafe { head.as_ptr().read() }).unwrap_or((0, 0))
+        self.layout().map_or((0, 0), |(_, head, tail)| (head, tail))
     }
 
     /// The words, to read.
@@ -188,16 +193,11 @@ impl Segment {
     /// `None` when empty.
     #[inline]
     fn shaped(&self) -> Option<(View<'_>, Shape)> {
-        // SAFETY: `head` points to a live allocation of at least one word (`hold`).
-        let header = unsafe { self.head?.as_ptr().read() };
-        let shape = Shape::of_header(header)?;
-        // The header is as `encode` writes it (`hold` checked it): the head's length is its.
-        let head_len = (header >> 48) as usize;
-        let view = self.view_of(head_len, shape.words.checked_sub(head_len)?);
-        Some((view, shape))
+        let (shape, head, tail) = self.layout()?;
+        Some((self.view_of(head, tail), shape))
     }
 
-    /// The words as slices of the lengths `held_lengths` gives for the header.
+    /// The words as slices of the lengths `held_layout` gives for the header.
     #[inline]
     fn view_of(&self, head_len: usize, tail_len: usize) -> View<'_> {
         // SAFETY: each pointer is its allocation of exactly the length its header lays out
@@ -581,7 +581,7 @@ impl Segment {
     /// Codes entries sorted by (length, fingerprint), distinct, each counted at least once
     /// and at most `MAX_COUNT` times, fingerprints within their length; `None` otherwise.
     pub fn encode(entries: &[Entry]) -> Option<Segment> {
-        Segment::hold(Owned::encode(entries)?)
+        Segment::hold(Owned::encode(entries)?).ok()
     }
 
     /// A segment from stored words, refused unless they are exactly what `encode` writes for
@@ -589,7 +589,7 @@ impl Segment {
     pub fn from_words(words: Vec<u64>) -> Option<Segment> {
         let segment = Owned::from_whole(words);
         let entries = segment.decode()?;
-        (Owned::encode(&entries)? == segment).then(|| Segment::hold(segment))?
+        (Owned::encode(&entries)? == segment).then(|| Segment::hold(segment).ok())?
     }
 
     /// Its words, in order (the head's, then the tail's).
@@ -1017,5 +1017,54 @@ mod tests {
                 assert_eq!(shape.high_bits, entries + ((universe - 1) >> low) + 1);
             }
         }
+    }
+
+    /// `hold` is what keeps the thin pointers sound: it gives back any words whose
+    /// allocations' lengths or header are not exactly what `encode` makes, and holds those.
+    #[test]
+    fn only_words_laid_out_as_their_header_says_are_held() {
+        let mut sorted: Vec<Entry> = (0..700u64)
+            .map(|i| Entry {
+                len: 20,
+                fingerprint: i * 1487 % (1 << 20),
+                count: 1 + u64::from(i % 97 == 0),
+            })
+            .collect();
+        sorted.sort_unstable_by_key(Entry::key);
+        sorted.dedup_by_key(|e| e.key());
+        let owned = Owned::encode(&sorted).unwrap();
+        assert!(!owned.tail.is_empty(), "a segment with a tail");
+        let whole: Vec<u64> = owned.words().copied().collect();
+        let held = Segment::hold(owned.clone()).unwrap();
+        assert_eq!(held.word_count(), whole.len());
+        assert_eq!(held.decode().unwrap(), sorted);
+        // The cut moved by a word either way, the header's head length changed, a word
+        // more or less: each given back whole.
+        for cut in [owned.words.len() - 1, owned.words.len() + 1] {
+            let mut moved = whole.clone();
+            let tail = moved.split_off(cut);
+            let moved = Held {
+                words: moved.into_boxed_slice(),
+                tail: tail.into_boxed_slice(),
+            };
+            assert_eq!(Segment::hold(moved.clone()).unwrap_err(), moved);
+        }
+        let mut header = owned.clone();
+        header.words[0] ^= 1 << 48;
+        assert!(Segment::hold(header).is_err());
+        let mut longer = owned.clone();
+        longer.tail = [&owned.tail[..], &[0]].concat().into_boxed_slice();
+        assert!(Segment::hold(longer).is_err());
+        let tail_only = Held {
+            words: Box::default(),
+            tail: owned.tail.clone(),
+        };
+        assert!(Segment::hold(tail_only).is_err());
+        assert_eq!(Segment::hold(Owned::default()).unwrap(), Segment::default());
+        // What an edit leaves is held as its header lays it out: a copy, a relocation.
+        let mut copy = held.clone();
+        assert_eq!(copy, held);
+        copy.relocate(|words| *words = words.to_vec().into_boxed_slice());
+        assert_eq!(copy, held);
     }
 }

@@ -127,12 +127,12 @@ impl Segment {
 
 impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
     fn edit_add(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
-        let new = Entry {
-            len,
-            fingerprint,
-            count: 1,
-        };
         if self.words.is_empty() {
+            let new = Entry {
+                len,
+                fingerprint,
+                count: 1,
+            };
             return Some((Edit::Recode(Segment::encode(&[new])?), true));
         }
         self.edit_add_in(self.shape()?, len, fingerprint)
@@ -160,7 +160,7 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
             // low parts widen), then the entry added to them.
             let (edit, added) = wide.edit_add(len, fingerprint)?;
             wide.apply(edit);
-            return Some((Edit::Recode(Segment::hold(wide)?), added));
+            return Some((Edit::Recode(Segment::hold(wide).ok()?), added));
         }
         let value = shape.value(len, fingerprint);
         let (index, held) = self.find(&shape, value)?;
@@ -240,7 +240,7 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         let parts = self.parts(shape)?;
         let counters = parts.counters.iter();
         let counters = counters.map(|w| w + u64::from(w & INDEX >= index));
-        Some((Edit::Recode(Segment::hold(coder.finish(counters)?)?), true))
+        Some((Edit::Recode(Segment::hold(coder.finish(counters)?).ok()?), true))
     }
 
     /// The delete of one count of the entry of `len` bits of `fingerprint` from words shaped
