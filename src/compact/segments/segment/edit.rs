@@ -240,7 +240,10 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         let parts = self.parts(shape)?;
         let counters = parts.counters.iter();
         let counters = counters.map(|w| w + u64::from(w & INDEX >= index));
-        Some((Edit::Recode(Segment::hold(coder.finish(counters)?).ok()?), true))
+        Some((
+            Edit::Recode(Segment::hold(coder.finish(counters)?).ok()?),
+            true,
+        ))
     }
 
     /// The delete of one count of the entry of `len` bits of `fingerprint` from words shaped
