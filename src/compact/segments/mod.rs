@@ -208,6 +208,8 @@ struct Plan {
     /// The halves of the segment at the split pointer, and the voids they both hold.
     split: Option<(Segment, Segment, u64)>,
     added_entry: bool,
+    /// Bytes segment `at` takes before the add.
+    at_bytes: u64,
 }
 
 impl Segmented {
@@ -358,11 +360,17 @@ impl Segmented {
     pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
         let bits = placement_bits(hash, self.secret);
         let (at, tail) = self.locate(bits);
+        let len = self.entry_len(at);
         let segment = self.directory.get(at);
         if let Some(s) = segment {
             s.prefetch_tail();
         }
-        let present = segment.is_some_and(|s| s.contains(tail));
+        // Whether the item reads present, and the edit that adds its entry, from one read.
+        let (present, edit) = match (segment, len) {
+            (Some(s), Some(len)) => s.probe_add(tail, len, self.deletable),
+            (Some(s), None) => (s.contains(tail), None),
+            (None, _) => (false, None),
+        };
         if present && !self.deletable {
             return Ok(false);
         }
@@ -370,7 +378,15 @@ impl Segmented {
         if self.items >= MAX_ITEMS {
             return Err(AddError::CannotGrow);
         }
-        let Some(plan) = self.plan(bits) else {
+        let new = len.map(|len| Entry {
+            len,
+            fingerprint: segment::prefix(tail, len),
+            count: 1,
+        });
+        let plan = new
+            .zip(edit)
+            .and_then(|(new, edit)| self.plan(at, new, edit));
+        let Some(plan) = plan else {
             return self.overflow(bits, budget).map(|()| !present);
         };
         // Only an add that takes more memory asks the budget (most take none: a segment's
@@ -401,10 +417,7 @@ impl Segmented {
         if segment.len() < MAX_SEGMENT_ENTRIES {
             return Err(refused);
         }
-        let len = u32::from(self.fresh_bits)
-            .checked_sub(self.address_bits(at))
-            .ok_or(refused)?
-            .min(MAX_LEN);
+        let len = self.entry_len(at).ok_or(refused)?;
         let mut entries = segment.decode().ok_or(refused)?;
         crate::compact::meter::add(entries.len() as u64);
         let new = Entry {
@@ -464,19 +477,16 @@ impl Segmented {
         Ok(())
     }
 
-    /// The add of `bits`, with the split it brings if its new entry passes the threshold.
-    fn plan(&self, bits: u128) -> Option<Plan> {
-        let (at, tail) = self.locate(bits);
+    /// Bits of a new entry of segment `at`: the fresh bits less its address.
+    fn entry_len(&self, at: u64) -> Option<u32> {
+        let len = u32::from(self.fresh_bits).checked_sub(self.address_bits(at))?;
+        Some(len.min(MAX_LEN))
+    }
+
+    /// The add of entry `new` to segment `at` by `edit` (and whether it adds an entry), with
+    /// the split it brings if its new entry passes the threshold.
+    fn plan(&self, at: u64, new: Entry, (edit, added_entry): (Edit, bool)) -> Option<Plan> {
         let segment = self.directory.get(at)?;
-        let len = u32::from(self.fresh_bits)
-            .checked_sub(self.address_bits(at))?
-            .min(MAX_LEN);
-        let new = Entry {
-            len,
-            fingerprint: segment::prefix(tail, len),
-            count: 1,
-        };
-        let (edit, added_entry) = segment.edit_add(new.len, new.fingerprint)?;
         let splits = added_entry && self.entries + 1 > self.split_items() * self.directory.len();
         let (edit, split) = match splits {
             false => (Some(edit), None),
@@ -496,6 +506,7 @@ impl Segmented {
             edit,
             split,
             added_entry,
+            at_bytes: segment.bytes(),
         })
     }
 
@@ -547,7 +558,7 @@ impl Segmented {
         let old = |at: u64| self.directory.get(at).map_or(0, Segment::bytes);
         let mut bytes = self.bytes();
         if let Some(edit) = &plan.edit {
-            bytes = bytes - old(plan.at) + edit.bytes();
+            bytes = bytes - plan.at_bytes + edit.bytes();
         }
         if let Some((stay, go, _)) = &plan.split {
             bytes = bytes - old(self.pointer) + stay.bytes() + go.bytes();
@@ -558,7 +569,7 @@ impl Segmented {
 
     fn commit(&mut self, plan: Plan) {
         if let Some(edit) = plan.edit {
-            self.edit(plan.at, edit);
+            self.edit_from(plan.at, edit, plan.at_bytes);
         }
         self.entries += u64::from(plan.added_entry);
         if let Some((stay, go, voids)) = plan.split {
@@ -580,10 +591,17 @@ impl Segmented {
 
     /// Makes `edit` on segment `at`, keeping the bytes count.
     fn edit(&mut self, at: u64, edit: Edit) {
+        let before = self.directory.get(at).map_or(0, Segment::bytes);
+        self.edit_from(at, edit, before);
+    }
+
+    /// The same, segment `at` taking `before` bytes.
+    fn edit_from(&mut self, at: u64, edit: Edit, before: u64) {
+        let after = edit.bytes();
         if let Some(s) = self.directory.get_mut(at) {
-            let before = s.bytes();
             s.apply(edit);
-            self.segment_bytes = self.segment_bytes - before + s.bytes();
+            debug_assert_eq!(s.bytes(), after);
+            self.segment_bytes = self.segment_bytes - before + after;
         }
     }
 

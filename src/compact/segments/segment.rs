@@ -129,9 +129,8 @@ type View<'a> = Held<&'a [u64]>;
 #[inline]
 fn held_layout(header: u64) -> Option<(Shape, usize, usize)> {
     let shape = Shape::of_header(header)?;
-    let head = (header >> 48) as usize;
-    let tail = shape.words.checked_sub(head)?;
-    Some((shape, head, tail))
+    let tail = shape.words.checked_sub(shape.head)?;
+    Some((shape, shape.head, tail))
 }
 
 impl Segment {
@@ -139,6 +138,13 @@ impl Segment {
     /// out and the header is the one `encode` writes (as every segment that `encode` or an
     /// edit makes has; `from_words` refuses others first).
     fn hold(owned: Owned) -> Result<Segment, Owned> {
+        Segment::hold_laid(owned, true)
+    }
+
+    /// `hold`, the cut between head and tail checked to be `head_words`'s if `canonical`
+    /// (the lengths always are: what reading the words relies on).
+    #[inline]
+    fn hold_laid(owned: Owned, canonical: bool) -> Result<Segment, Owned> {
         let Some(&header) = owned.words.first() else {
             return match owned.tail.is_empty() {
                 true => Ok(Segment::default()),
@@ -146,7 +152,9 @@ impl Segment {
             };
         };
         let fits = held_layout(header).is_some_and(|(shape, head, tail)| {
-            shape.header() == header && (head, tail) == (owned.words.len(), owned.tail.len())
+            shape.header() == header
+                && (!canonical || head == head_words(shape.words, shape.low_at))
+                && (head, tail) == (owned.words.len(), owned.tail.len())
         });
         if !fits {
             return Err(owned);
@@ -162,8 +170,12 @@ impl Segment {
     /// edit (the tests, the model check and the fuzz targets, built with debug assertions,
     /// look for one); the server then keeps the words if they are what `encode` writes for
     /// the entries they hold, cut as it cuts them, and an empty segment only if not even that.
+    ///
+    /// An edit cuts the words where `Shape::of` says (`head_words`), so the server checks
+    /// only their lengths; the tests, the model check and debug builds check the cut too.
     fn hold_edited(owned: Owned) -> Segment {
-        Segment::hold(owned).unwrap_or_else(|owned| {
+        let canonical = cfg!(any(test, debug_assertions, feature = "model-check"));
+        Segment::hold_laid(owned, canonical).unwrap_or_else(|owned| {
             debug_assert!(false, "an edit left words its header does not lay out");
             Segment::from_words(owned.words().copied().collect()).unwrap_or_default()
         })
@@ -292,7 +304,8 @@ pub fn head_words(words: usize, before_lows: usize) -> usize {
     }
 }
 
-/// Bytes of a segment's allocations at `words` words.
+/// Bytes of a segment's allocations at `words` words (for the storage model).
+#[cfg(test)]
 pub fn segment_bytes(words: usize, before_lows: usize) -> u64 {
     let head = head_words(words, before_lows);
     size_class(8 * head as u64) + size_class(8 * (words - head) as u64)
@@ -316,10 +329,25 @@ pub struct Shape {
     low_at: usize,
     counters_at: usize,
     words: usize,
+    /// Words in the head (`head_words`; the rest are the tail's).
+    head: usize,
 }
 
 impl Shape {
+    /// The shape of a segment of these entries, cut into head and tail as `head_words` cuts.
     fn of(entries: u64, counters: u64, shortest: u32, longest: u32) -> Option<Shape> {
+        Shape::laid(entries, counters, shortest, longest, head_words)
+    }
+
+    /// The same, its head `head(words, low_at)` words.
+    #[inline]
+    fn laid(
+        entries: u64,
+        counters: u64,
+        shortest: u32,
+        longest: u32,
+        head: impl FnOnce(usize, usize) -> usize,
+    ) -> Option<Shape> {
         if entries == 0 || entries > MAX_SEGMENT_ENTRIES || counters > entries {
             return None;
         }
@@ -336,6 +364,7 @@ impl Shape {
         let high_at = 1 + (samples * u64::from(SAMPLE_BITS)).div_ceil(64) as usize;
         let low_at = high_at + high_bits.div_ceil(64) as usize;
         let counters_at = low_at + (entries * u64::from(low)).div_ceil(64) as usize;
+        let words = counters_at + counters as usize;
         Some(Shape {
             entries,
             counters,
@@ -348,7 +377,8 @@ impl Shape {
             high_at,
             low_at,
             counters_at,
-            words: counters_at + counters as usize,
+            words,
+            head: head(words, low_at),
         })
     }
 
@@ -356,7 +386,16 @@ impl Shape {
     fn of_header(header: u64) -> Option<Shape> {
         let field = |at: u32, bits: u32| header >> at & ((1 << bits) - 1);
         let (shortest, longest) = (field(32, 8) as u32, field(40, 8) as u32);
-        Shape::of(field(0, 16), field(16, 16), shortest, longest)
+        Shape::laid(field(0, 16), field(16, 16), shortest, longest, |_, _| {
+            field(48, 16) as usize
+        })
+    }
+
+    /// Bytes the allocations of its head and tail take.
+    #[inline]
+    fn bytes(&self) -> u64 {
+        size_class(8 * self.head as u64)
+            + size_class(8 * self.words.saturating_sub(self.head) as u64)
     }
 
     /// The value of an entry of `len` bits (`len` within the segment's lengths).
@@ -399,7 +438,7 @@ impl Shape {
             | self.counters << 16
             | u64::from(self.shortest) << 32
             | u64::from(self.longest) << 40
-            | (head_words(self.words, self.low_at) as u64) << 48
+            | (self.head as u64) << 48
     }
 }
 
@@ -466,7 +505,7 @@ struct Coder {
 
 impl Coder {
     fn new(shape: Shape) -> Coder {
-        let head = head_words(shape.words, shape.low_at);
+        let head = shape.head;
         let mut words = vec![0u64; head].into_boxed_slice();
         if let Some(header) = words.first_mut() {
             *header = shape.header();
@@ -635,8 +674,7 @@ impl Segment {
 
     /// Bytes its allocations take (the allocator's size classes of its head and tail).
     pub fn bytes(&self) -> u64 {
-        let (head, tail) = self.lengths();
-        size_class(8 * head as u64) + size_class(8 * tail as u64)
+        self.layout().map_or(0, |(shape, _, _)| shape.bytes())
     }
 
     /// Every entry in order, `None` if the words do not parse (only words not yet checked
@@ -968,6 +1006,56 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
             position += 1;
         }
         false
+    }
+
+    /// An add's one read of the block `prefixes_in` reads: whether an entry held is a prefix
+    /// of `tail`, and the index the entry of padded `value` has or would have and whether it
+    /// is held (as `find`). `None` unless `value` lies in the block, as the value of an entry
+    /// of `tail` within the lengths held (`Shape::holds_length`) and no shorter than the
+    /// shortest does.
+    fn probe(&self, shape: &Shape, tail: u128, value: u64) -> Option<(bool, u64, bool)> {
+        let shape = *shape;
+        let parts = self.parts(&shape)?;
+        let (high, lows) = (parts.high, parts.lows);
+        let block = shape.width - shape.shortest;
+        let first = prefix(tail, shape.shortest) << block;
+        let end = first + (1u64 << block);
+        if value < first || value >= end {
+            return None;
+        }
+        let mut zeros = first >> shape.low;
+        parts.prefetch_lows(&shape, zeros);
+        let mut position = Self::bucket_start(&parts, zeros)?;
+        // Every entry before the block's first bucket is below `first`, so below `value`.
+        let mut index = position.checked_sub(zeros)?;
+        let (mut present, mut held) = (false, false);
+        while position < shape.high_bits {
+            if !bits::bit(high, position) {
+                zeros += 1;
+                if zeros << shape.low >= end {
+                    break;
+                }
+                position += 1;
+                continue;
+            }
+            let i = position - zeros;
+            let v = (zeros << shape.low) | lows.get(i * u64::from(shape.low), shape.low);
+            if v >= end {
+                break;
+            }
+            crate::compact::meter::add(1);
+            if v < value {
+                index = i + 1;
+            }
+            held |= v == value;
+            if v >= first && !present {
+                present = shape
+                    .entry(v)
+                    .is_some_and(|e| e.fingerprint == prefix(tail, e.len));
+            }
+            position += 1;
+        }
+        Some((present, index, held))
     }
 
     /// Starts loading the words a lookup of `tail` reads after the header (for batches, once

@@ -7,7 +7,7 @@
 
 use super::super::MAX_SEGMENT_ENTRIES;
 use super::bits::{self, Words, WordsMut};
-use super::{head_words, segment_bytes, shift_samples, Coder, Entry, Parts, PartsMut};
+use super::{head_words, shift_samples, Coder, Entry, Parts, PartsMut};
 use super::{Held, Owned, Segment, Shape, SplitMut};
 use super::{INDEX, INDEX_BITS, MAX_COUNT};
 
@@ -42,12 +42,14 @@ impl Edit {
     /// at least 1): a counter word comes or goes as the count passes 1.
     fn recount(shape: &Shape, index: u64, from: u64, to: u64) -> Edit {
         let (more, fewer) = (u64::from(to > 1), u64::from(from > 1));
+        let words = shape.words + more as usize - fewer as usize;
         Edit::Count {
             index,
             count: to,
             shape: Shape {
                 counters: shape.counters + more - fewer,
-                words: shape.words + more as usize - fewer as usize,
+                words,
+                head: head_words(words, shape.low_at),
                 ..*shape
             },
         }
@@ -57,7 +59,7 @@ impl Edit {
     pub fn bytes(&self) -> u64 {
         match self {
             Edit::Insert { shape, .. } | Edit::Remove { shape, .. } | Edit::Count { shape, .. } => {
-                segment_bytes(shape.words, shape.low_at)
+                shape.bytes()
             }
             Edit::Recode(s) => s.bytes(),
         }
@@ -102,6 +104,39 @@ impl Segment {
             Some((view, shape)) => view.edit_add_in(shape, len, fingerprint),
             None => self.view().edit_add(len, fingerprint),
         }
+    }
+
+    /// An add's one read of the segment: whether an entry held is a prefix of `tail` (the item
+    /// reads present), and the add of the entry of `len` bits of `tail` (as `edit_add`),
+    /// worked out unless the item reads present and `edit_present` is false.
+    pub fn probe_add(
+        &self,
+        tail: u128,
+        len: u32,
+        edit_present: bool,
+    ) -> (bool, Option<(Edit, bool)>) {
+        let fingerprint = super::prefix(tail, len);
+        let Some((view, shape)) = self.shaped() else {
+            return (false, self.view().edit_add(len, fingerprint));
+        };
+        let value = shape.value(len, fingerprint);
+        let probed = match shape.holds_length(len) && len >= shape.shortest {
+            true => view.probe(&shape, tail, value),
+            false => None,
+        };
+        let Some((present, index, held)) = probed else {
+            let present = view.prefixes_in(&shape, tail, |_| true);
+            return match present && !edit_present {
+                true => (true, None),
+                false => (present, view.edit_add_in(shape, len, fingerprint)),
+            };
+        };
+        if present && !edit_present {
+            return (true, None);
+        }
+        crate::compact::meter::add(shape.entries);
+        let edit = view.edit_at(shape, (len, fingerprint), value, (index, held));
+        (present, edit)
     }
 
     /// The delete of one count of the entry of `len` bits of `fingerprint`: `true` if the
@@ -164,6 +199,19 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         }
         let value = shape.value(len, fingerprint);
         let (index, held) = self.find(&shape, value)?;
+        self.edit_at(shape, (len, fingerprint), value, (index, held))
+    }
+
+    /// The add of the entry of `len` bits of `fingerprint`, of padded value `value`, in
+    /// words shaped `shape` that hold its length, where it has index `index` (and is `held`
+    /// already).
+    fn edit_at(
+        &self,
+        shape: Shape,
+        (len, fingerprint): (u32, u64),
+        value: u64,
+        (index, held): (u64, bool),
+    ) -> Option<(Edit, bool)> {
         if held {
             let from = self.count(&shape, index);
             let to = from.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
@@ -201,7 +249,7 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         let from = self.parts(shape)?;
         let mut whole = vec![0u64; wide.words];
         *whole.first_mut()? = wide.header();
-        let mut segment = Owned::cut(whole, head_words(wide.words, wide.low_at));
+        let mut segment = Owned::cut(whole, wide.head);
         let mut to = segment.parts_mut(&wide)?;
         for (to, from) in [(to.samples, from.samples), (to.high, from.high)] {
             to.get_mut(..from.len())?.copy_from_slice(from);
@@ -358,7 +406,7 @@ impl Owned {
         }
         let growing = to.words > from.words;
         let room = from.words.max(to.words);
-        let cut = head_words(to.words, to.low_at);
+        let cut = to.head;
         if self.tail.is_empty() && cut == to.words {
             let mut words = std::mem::take(&mut self.words).into_vec();
             words.reserve_exact(room - words.len());
@@ -452,12 +500,13 @@ impl Owned {
                 let after = Shape {
                     counters,
                     words: whole.len(),
+                    head: head_words(whole.len(), shape.low_at),
                     ..*shape
                 };
                 if let Some(header) = whole.first_mut() {
                     *header = after.header();
                 }
-                *self = Owned::cut(whole, head_words(after.words, after.low_at));
+                *self = Owned::cut(whole, after.head);
             }
         }
     }
