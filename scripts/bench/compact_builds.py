@@ -20,6 +20,13 @@ caches. Right before each timed piece, the server about to be timed looks up --w
 other build's piece left: without it the build whose filter would fit in the core's cache
 starts every piece cold from the other's.
 
+Then both filters grow on from there to --grow-to times the size (e.g. from 1,000,000 to
+2,000,000 items: a whole cycle of the doubling, which moves its table a step an add while a
+doubling is under way, and of the segments' generation) by BF.ADD of new ids, timed in
+--grow-pieces pieces that alternate as above: the usec per add over the whole growth of
+each build and their ratio (the adds' cost as a filter that grows pays it, every phase of
+the growth included), and the ratios of the pieces.
+
 Reported per operation: the ratio this build / before of every pair of pieces (the same
 work on both, a fraction of a second apart), their median and spread (lowest, highest, and
 the middle half), each round's median, and the median of each build's times; and MEMORY
@@ -31,7 +38,8 @@ each boundary every segment's first new entry is longer than what it holds and w
 segment once), so a round whose window crosses one shows in the rounds' medians.
 
 Usage: compact_builds.py --before PATH [--bloomrs PATH] [--sizes N,N] [--rounds R]
-                         [--chunks K] [--add-share F] [--warm W] [--cores S,C|none] [--out FILE]
+                         [--chunks K] [--add-share F] [--warm W] [--cores S,C|none]
+                         [--grow-to F] [--grow-pieces P] [--out FILE]
 """
 
 import os
@@ -89,6 +97,31 @@ def workload(items, r, start, fresh):
                                     *(ident(1, (b * 40 + j) * 6007 % items) for j in range(40)))
                                    for b in range(CALLS // 40)]),
         "add": ("BF.ADD", [("BF.ADD", "k", ident(3, start + i)) for i in range(fresh)]),
+    }
+
+
+def grow_cycle(servers, items, factor, pieces):
+    """Both filters grown from what they hold to `factor` times `items` by BF.ADD of new ids,
+    in `pieces` pieces timed on each build in turn: per build the usec per add over the whole
+    growth (the pieces are of one size, so their mean), the ratio of those, and each piece's
+    ratio."""
+    start = servers["this build"].client.execute_command("BF.CARD", "k")
+    total = max(0, int(items * factor) - start)
+    step = max(1, -(-total // pieces))
+    times = {name: [] for name in servers}
+    order = list(servers)
+    for first in range(0, total, step):
+        commands = [("BF.ADD", "k", ident(4, i)) for i in range(first, min(first + step, total))]
+        for name in order:
+            times[name].append(per_call(servers[name], "BF.ADD", commands)[0])
+        order.reverse()
+    mean = {name: statistics.fmean(t) if t else float("nan") for name, t in times.items()}
+    return {
+        "from_items": start, "adds": total,
+        "usec_per_add": {name: round(m, 3) for name, m in mean.items()},
+        "ratio": round(mean["this build"] / mean["before"], 3),
+        "piece_ratios": spread([a / b for a, b in zip(times["this build"], times["before"])]),
+        "pieces_usec_per_call": times,
     }
 
 
@@ -201,6 +234,14 @@ def measure(args, items, cores):
                   f"{s['middle_half'][1]:.3f}, {s['low']:.3f}-{s['high']:.3f}; {n} of {total} "
                   f"pairs clean; all pairs {a['median']:.3f})  rounds "
                   f"{result['round_ratios'][op]}", flush=True)
+        if args.grow_to > 1:
+            cycle = grow_cycle(servers, items, args.grow_to, args.grow_pieces)
+            result["growing"] = cycle
+            u, p = cycle["usec_per_add"], cycle["piece_ratios"]
+            print(f"    growing  {u['this build']:7.3f} / {u['before']:7.3f} us an add from "
+                  f"{cycle['from_items']:,} by {cycle['adds']:,}: ratio {cycle['ratio']:.3f} "
+                  f"(pieces: median {p['median']:.3f}, middle half {p['middle_half'][0]:.3f}-"
+                  f"{p['middle_half'][1]:.3f}, {p['low']:.3f}-{p['high']:.3f})", flush=True)
         return result
 
 
@@ -217,6 +258,10 @@ def main():
                         help="SERVERS,CLIENT cores to pin to, 'none', or 'auto' (0,1 if there)")
     parser.add_argument("--warm", type=int, default=2000,
                         help="held ids looked up, untimed, before each timed piece")
+    parser.add_argument("--grow-to", type=float, default=2.0,
+                        help="grow both filters on to this times the size, timing every add "
+                             "(1: not)")
+    parser.add_argument("--grow-pieces", type=int, default=40)
     parser.add_argument("--error", default="0.01")
     parser.add_argument("--out", default="docs/bench/compact_builds.json")
     args = parser.parse_args()
