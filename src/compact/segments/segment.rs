@@ -709,6 +709,23 @@ impl Segment {
         }
     }
 
+    /// Starts loading every line of its words but the header's (an add's gap moves the
+    /// words past its entry's place, wherever that is), once the header has arrived and
+    /// before the add's lookup, so that their waits overlap the lookup's.
+    #[inline]
+    fn prefetch_words(&self, head_len: usize, tail_len: usize) {
+        let lines = |p: Option<NonNull<u64>>, from: usize, len: usize| {
+            if let Some(p) = p {
+                let words = (from..len).step_by(8).chain(len.checked_sub(1));
+                for w in words {
+                    crate::bloom::link::prefetch(p.as_ptr().wrapping_add(w).cast_const().cast());
+                }
+            }
+        };
+        lines(self.head, 8, head_len);
+        lines(self.tail, 0, tail_len);
+    }
+
     /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
     /// the header has arrived).
     #[inline]

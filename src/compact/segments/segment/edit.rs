@@ -119,6 +119,7 @@ impl Segment {
         let Some((view, shape)) = self.shaped() else {
             return (false, self.view().edit_add(len, fingerprint));
         };
+        self.prefetch_words(view.words.len(), view.tail.len());
         let value = shape.value(len, fingerprint);
         let probed = match shape.holds_length(len) && len >= shape.shortest {
             true => view.probe(&shape, tail, value),
