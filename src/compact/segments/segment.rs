@@ -616,6 +616,15 @@ pub fn prefix(tail: u128, len: u32) -> u64 {
     }
 }
 
+/// The values of `tail`'s block in a segment shaped `shape`: those sharing its prefix of the
+/// shortest length held, where every entry that can be a prefix of `tail` lies.
+#[inline]
+fn block(shape: &Shape, tail: u128) -> (u64, u64) {
+    let width = shape.width - shape.shortest;
+    let first = prefix(tail, shape.shortest) << width;
+    (first, first + (1u64 << width))
+}
+
 impl Segment {
     /// Codes entries sorted by (length, fingerprint), distinct, each counted at least once
     /// and at most `MAX_COUNT` times, fingerprints within their length; `None` otherwise.
@@ -985,18 +994,63 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
     /// the shortest length held: one bucket found, then the entries of that block read.
     fn prefixes_in(&self, shape: &Shape, tail: u128, mut found: impl FnMut(u32) -> bool) -> bool {
         let shape = *shape;
-        let Some(parts) = self.parts(&shape) else {
-            return false;
-        };
+        let (first, end) = block(&shape, tail);
+        let mut hit = false;
+        self.walk(&shape, (first, end), |_, value| {
+            hit = value >= first
+                && shape
+                    .entry(value)
+                    .is_some_and(|e| e.fingerprint == prefix(tail, e.len) && found(e.len));
+            hit
+        });
+        hit
+    }
+
+    /// An add's one read of the block `prefixes_in` reads: whether an entry held is a prefix
+    /// of `tail`, and the index the entry of padded `value` has or would have and whether it
+    /// is held (as `find`). `None` unless `value` lies in the block, as the value of an entry
+    /// of `tail` within the lengths held (`Shape::holds_length`) and no shorter than the
+    /// shortest does.
+    fn probe(&self, shape: &Shape, tail: u128, value: u64) -> Option<(bool, u64, bool)> {
+        let shape = *shape;
+        let (first, end) = block(&shape, tail);
+        if value < first || value >= end {
+            return None;
+        }
+        let (mut present, mut held, mut after) = (false, false, None);
+        let start = self.walk(&shape, (first, end), |i, v| {
+            if v < value {
+                after = Some(i + 1);
+            }
+            held |= v == value;
+            present = present
+                || (v >= first
+                    && shape
+                        .entry(v)
+                        .is_some_and(|e| e.fingerprint == prefix(tail, e.len)));
+            false
+        })?;
+        // Every entry before the block's first bucket is below `first`, so below `value`.
+        Some((present, after.unwrap_or(start), held))
+    }
+
+    /// Calls `visit` with the index and value of each entry in order from the first bucket of
+    /// the block `first..end` (so values below `first` in that bucket too), until a value is
+    /// past the block or `visit` returns true; returns the index of that bucket's first
+    /// entry, `None` if the words do not parse.
+    #[inline]
+    fn walk(
+        &self,
+        shape: &Shape,
+        (first, end): (u64, u64),
+        mut visit: impl FnMut(u64, u64) -> bool,
+    ) -> Option<u64> {
+        let parts = self.parts(shape)?;
         let (high, lows) = (parts.high, parts.lows);
-        let block = shape.width - shape.shortest;
-        let first = prefix(tail, shape.shortest) << block;
-        let end = first + (1u64 << block);
         let mut zeros = first >> shape.low;
-        parts.prefetch_lows(&shape, zeros);
-        let Some(mut position) = Self::bucket_start(&parts, zeros) else {
-            return false;
-        };
+        parts.prefetch_lows(shape, zeros);
+        let mut position = Self::bucket_start(&parts, zeros)?;
+        let start = position.checked_sub(zeros)?;
         while position < shape.high_bits {
             if !bits::bit(high, position) {
                 // The next bucket's values start past the block: nothing more to read.
@@ -1013,66 +1067,12 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
                 break;
             }
             crate::compact::meter::add(1);
-            if value >= first {
-                if let Some(e) = shape.entry(value) {
-                    if e.fingerprint == prefix(tail, e.len) && found(e.len) {
-                        return true;
-                    }
-                }
-            }
-            position += 1;
-        }
-        false
-    }
-
-    /// An add's one read of the block `prefixes_in` reads: whether an entry held is a prefix
-    /// of `tail`, and the index the entry of padded `value` has or would have and whether it
-    /// is held (as `find`). `None` unless `value` lies in the block, as the value of an entry
-    /// of `tail` within the lengths held (`Shape::holds_length`) and no shorter than the
-    /// shortest does.
-    fn probe(&self, shape: &Shape, tail: u128, value: u64) -> Option<(bool, u64, bool)> {
-        let shape = *shape;
-        let parts = self.parts(&shape)?;
-        let (high, lows) = (parts.high, parts.lows);
-        let block = shape.width - shape.shortest;
-        let first = prefix(tail, shape.shortest) << block;
-        let end = first + (1u64 << block);
-        if value < first || value >= end {
-            return None;
-        }
-        let mut zeros = first >> shape.low;
-        parts.prefetch_lows(&shape, zeros);
-        let mut position = Self::bucket_start(&parts, zeros)?;
-        // Every entry before the block's first bucket is below `first`, so below `value`.
-        let mut index = position.checked_sub(zeros)?;
-        let (mut present, mut held) = (false, false);
-        while position < shape.high_bits {
-            if !bits::bit(high, position) {
-                zeros += 1;
-                if zeros << shape.low >= end {
-                    break;
-                }
-                position += 1;
-                continue;
-            }
-            let i = position - zeros;
-            let v = (zeros << shape.low) | lows.get(i * u64::from(shape.low), shape.low);
-            if v >= end {
+            if visit(i, value) {
                 break;
             }
-            crate::compact::meter::add(1);
-            if v < value {
-                index = i + 1;
-            }
-            held |= v == value;
-            if v >= first && !present {
-                present = shape
-                    .entry(v)
-                    .is_some_and(|e| e.fingerprint == prefix(tail, e.len));
-            }
             position += 1;
         }
-        Some((present, index, held))
+        Some(start)
     }
 
     /// Starts loading the words a lookup of `tail` reads after the header (for batches, once
