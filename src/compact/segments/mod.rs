@@ -77,8 +77,10 @@ pub fn size_class(bytes: u64) -> u64 {
         1..=8 => 8,
         9..=128 => bytes.div_ceil(16) * 16,
         _ => {
+            // Four classes a power of two; rounded up by a mask, not a division (an add
+            // works its segment's classes out).
             let step = 1u64 << (63 - (bytes - 1).leading_zeros() - 2);
-            bytes.div_ceil(step) * step
+            (bytes + step - 1) & !(step - 1)
         }
     }
 }

@@ -564,3 +564,30 @@ fn carried_rounding_keeps_every_generation_within_the_rate() {
     }
     assert!(saved > 0);
 }
+
+#[test]
+fn size_classes_are_jemallocs() {
+    let classes = [
+        (1, 8),
+        (8, 8),
+        (9, 16),
+        (128, 128),
+        (129, 160),
+        (160, 160),
+        (161, 192),
+        (256, 256),
+        (257, 320),
+        (1_025, 1_280),
+        (1_280, 1_280),
+        (1_281, 1_536),
+        (4_097, 5_120),
+        (14_337, 16_384),
+    ];
+    for (bytes, class) in classes {
+        assert_eq!(size_class(bytes), class, "{bytes} bytes");
+    }
+    for bytes in 129..70_000u64 {
+        let step = 1u64 << (63 - (bytes - 1).leading_zeros() - 2);
+        assert_eq!(size_class(bytes), bytes.div_ceil(step) * step);
+    }
+}
