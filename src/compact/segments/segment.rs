@@ -1124,6 +1124,34 @@ mod tests {
         }
     }
 
+    /// An add's one read answers as the lookup and the edit it replaces, for a new entry
+    /// longer than any held (the segment widens), one held and one shorter than the shortest.
+    /// (Its first build worked the padded value out before asking whether the length is held:
+    /// `longest - len` underflowed, a panic in every build with overflow checks.)
+    #[test]
+    fn an_add_s_one_read_answers_as_the_lookup_and_the_edit() {
+        let mut entries = [(10, 5), (12, 0x123), (12, 0x7ff), (11, 0x2aa)].map(|(len, f)| Entry {
+            len,
+            fingerprint: f,
+            count: 1,
+        });
+        entries.sort_unstable_by_key(Entry::key);
+        let segment = Segment::encode(&entries).unwrap();
+        let present = 5u128 << 118 | 0x3_5555;
+        let absent = 0x3ffu128 << 118 | 0x1234;
+        for tail in [present, absent, 0x123u128 << 116, 0x7ffu128 << 116 | 1] {
+            for len in [9, 10, 12, 14, 20] {
+                let fingerprint = prefix(tail, len);
+                let reads = segment.contains(tail);
+                let edit = segment.edit_add(len, fingerprint);
+                assert_eq!(segment.probe_add(tail, len, true), (reads, edit.clone()));
+                let plain = segment.probe_add(tail, len, false);
+                assert_eq!(plain, (reads, if reads { None } else { edit }));
+            }
+        }
+        assert!(segment.contains(present) && !segment.contains(absent));
+    }
+
     /// `hold` is what keeps the thin pointers sound: it gives back any words whose
     /// allocations' lengths or header are not exactly what `encode` makes, and holds those.
     #[test]

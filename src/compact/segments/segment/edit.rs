@@ -120,12 +120,15 @@ impl Segment {
             return (false, self.view().edit_add(len, fingerprint));
         };
         self.prefetch_words(view.words.len(), view.tail.len());
-        let value = shape.value(len, fingerprint);
+        // The value only of a length held: a longer one has none (`padded` would underflow).
         let probed = match shape.holds_length(len) && len >= shape.shortest {
-            true => view.probe(&shape, tail, value),
+            true => {
+                let value = shape.value(len, fingerprint);
+                view.probe(&shape, tail, value).map(|p| (p, value))
+            }
             false => None,
         };
-        let Some((present, index, held)) = probed else {
+        let Some(((present, index, held), value)) = probed else {
             let present = view.prefixes_in(&shape, tail, |_| true);
             return match present && !edit_present {
                 true => (true, None),
