@@ -33,6 +33,28 @@ fn a_panic_in_a_command_answers_an_error_and_the_server_stays_up() {
 }
 
 #[test]
+fn a_panic_inside_an_array_of_replies_ends_the_array_with_the_error() {
+    // A batch command (BF.MADD, BF.INSERT) replies each item into an array whose length it
+    // gives at the end: a panic midway used to leave the array without one, and the server
+    // stopped (the attack of issue 32's eighth session).
+    let mut s = Server::with_module(fault_module());
+    let mut c = s.client();
+    let internal = err("ERR bloomrs internal error (see the server log)");
+    assert_eq!(
+        call!(c, "BF.__FAULT", "ARRAY", "3"),
+        Array(vec![Int(0), Int(1), Int(2), internal.clone()])
+    );
+    assert_eq!(call!(c, "BF.__FAULT", "ARRAY", "0"), Array(vec![internal]));
+    assert!(s.alive());
+    assert_eq!(call!(c, "PING"), Simple("PONG".into()));
+    assert_eq!(
+        call!(c, "BF.MADD", "k", "x", "y"),
+        Array(vec![Int(1), Int(1)])
+    );
+    assert!(s.log().contains("fault injected by BF.__FAULT ARRAY"));
+}
+
+#[test]
 fn a_panic_in_a_type_callback_is_contained() {
     let mut s = Server::with_module(fault_module());
     let mut c = s.client();

@@ -4,15 +4,25 @@
 //! `BF.__FAULT CLOCK <ms>` moves this server's clock by an offset, so the tests of windowed
 //! filters move time without sleeping. `BF.__FAULT FREEZE <step-bytes> <hold-after>` makes a
 //! freeze propagate in steps of that size and hold after that many (-1: go on), so the tests
-//! can join a replica, save or rewrite the AOF mid-freeze.
+//! can join a replica, save or rewrite the AOF mid-freeze. `BF.__FAULT ARRAY <n>` opens an
+//! array of postponed length, replies `n` integers into it and panics, as a batch command
+//! that panicked midway would.
 
 use crate::module::ffi::{Args, Ctx};
 use crate::module::state::errors::CommandResult;
 use crate::module::state::fault;
 use crate::syntax::Argv;
 
-/// BF.__FAULT [MEMORY | CLOCK offset-ms | FREEZE step-bytes hold-after]
+/// BF.__FAULT [MEMORY | CLOCK offset-ms | FREEZE step-bytes hold-after | ARRAY n]
 pub fn inject(ctx: Ctx, args: Args) -> CommandResult {
+    if args.len() == 3 && args.bytes(1).eq_ignore_ascii_case(b"ARRAY") {
+        let n = args.int(2).ok_or(c"ERR bad element count")?;
+        ctx.reply_array_postponed();
+        for i in 0..n {
+            ctx.reply_int(i);
+        }
+        panic!("fault injected by BF.__FAULT ARRAY");
+    }
     if args.len() == 4 && args.bytes(1).eq_ignore_ascii_case(b"FREEZE") {
         let bytes = args.int(2).and_then(|b| u64::try_from(b).ok());
         let hold = args.int(3);

@@ -2,6 +2,7 @@
 //! (replies, keys, propagation, keyspace events, the clock) and the guard that turns a panic
 //! into an error reply. The handlers above this room are safe Rust.
 
+use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -14,6 +15,19 @@ use super::raw::{api, string_bytes, RawCtx, RawString};
 use super::server::{Admission, Live};
 use crate::module::state::errors::{CommandError, CommandResult};
 use crate::syntax::Argv;
+
+thread_local! {
+    /// The elements replied so far into the array whose length is postponed, while one is
+    /// open (its elements are flat: replies of one value each), so that a command that ends
+    /// in a panic or an error before `set_array_len` can close it (Redis stops the server on
+    /// an array left without its length).
+    static POSTPONED: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Counts one element replied into the open postponed array, if one is open.
+fn element() {
+    POSTPONED.with(|open| open.set(open.get().map(|n| n.saturating_add(1))));
+}
 
 /// The arguments of one command call (index 0 is the command name).
 #[derive(Clone, Copy)]
@@ -165,12 +179,14 @@ impl Ctx {
     }
 
     pub fn reply_int(&self, value: i64) {
+        element();
         // SAFETY: for this and the other replies: `raw` is the live context of this call.
         unsafe { api!(RedisModule_ReplyWithLongLong)(self.raw, value) };
     }
 
     /// `:1`/`:0` in RESP2, `#t`/`#f` in RESP3.
     pub fn reply_bool(&self, value: bool) {
+        element();
         unsafe { api!(RedisModule_ReplyWithBool)(self.raw, c_int::from(value)) };
     }
 
@@ -179,10 +195,12 @@ impl Ctx {
     }
 
     pub fn reply_simple(&self, text: &CStr) {
+        element();
         unsafe { api!(RedisModule_ReplyWithSimpleString)(self.raw, text.as_ptr()) };
     }
 
     pub fn reply_bulk(&self, bytes: &[u8]) {
+        element();
         unsafe {
             api!(RedisModule_ReplyWithStringBuffer)(self.raw, bytes.as_ptr().cast(), bytes.len())
         };
@@ -190,33 +208,50 @@ impl Ctx {
 
     /// `$-1` in RESP2, `_` in RESP3.
     pub fn reply_null(&self) {
+        element();
         unsafe { api!(RedisModule_ReplyWithNull)(self.raw) };
     }
 
     pub fn reply_array(&self, len: usize) {
+        debug_assert!(
+            POSTPONED.get().is_none(),
+            "an array inside a postponed array"
+        );
+        element();
         unsafe { api!(RedisModule_ReplyWithArray)(self.raw, len as _) };
     }
 
-    /// An array whose length is given later with `set_array_len`.
+    /// An array whose length is given later with `set_array_len`, of flat elements.
     pub fn reply_array_postponed(&self) {
+        debug_assert!(
+            POSTPONED.get().is_none(),
+            "a postponed array inside another"
+        );
+        element();
+        POSTPONED.set(Some(0));
         unsafe { api!(RedisModule_ReplyWithArray)(self.raw, raw::REDISMODULE_POSTPONED_LEN as _) };
     }
 
     pub fn set_array_len(&self, len: usize) {
+        POSTPONED.set(None);
         unsafe { api!(RedisModule_ReplySetArrayLength)(self.raw, len as _) };
     }
 
     /// A map of `len` pairs in RESP3, a flat array of `2 * len` in RESP2.
     pub fn reply_map(&self, len: usize) {
+        debug_assert!(POSTPONED.get().is_none(), "a map inside a postponed array");
+        element();
         unsafe { api!(RedisModule_ReplyWithMap)(self.raw, len as _) };
     }
 
     /// An error sent exactly as given (RedisBloom's texts sometimes lack the `ERR ` prefix).
     pub fn reply_error(&self, text: &CStr) {
+        element();
         unsafe { api!(RedisModule_ReplyWithError)(self.raw, text.as_ptr()) };
     }
 
     pub fn reply_wrong_arity(&self) {
+        element();
         unsafe { api!(RedisModule_WrongArity)(self.raw) };
     }
 
@@ -323,11 +358,17 @@ pub fn run_command(
     // SAFETY: Redis passes `argc` valid argument pointers, live for the call.
     let args = unsafe { Args::from_raw(argv, argc) };
     let ctx = Ctx { raw: ctx };
+    POSTPONED.set(None);
     match catch_unwind(AssertUnwindSafe(|| handler(ctx, args))) {
         Ok(Ok(())) => {}
         Ok(Err(CommandError::Arity)) => ctx.reply_wrong_arity(),
         Ok(Err(CommandError::Reply(text))) => ctx.reply_error(text),
         Err(_) => ctx.reply_error(c"ERR bloomrs internal error (see the server log)"),
+    }
+    // An array the handler left open (it panicked, or erred, within it) ends with the error
+    // just replied.
+    if let Some(elements) = POSTPONED.get() {
+        ctx.set_array_len(elements);
     }
     raw::REDISMODULE_OK as c_int
 }
