@@ -959,23 +959,19 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         }
     }
 
-    /// The index an entry of padded `value` has or would have, and whether it is held.
+    /// The index an entry of padded `value` has or would have, and whether it is held: the
+    /// walk of its bucket up to it.
     fn find(&self, shape: &Shape, value: u64) -> Option<(u64, bool)> {
-        let parts = self.parts(shape)?;
-        let (high, lows) = (parts.high, parts.lows);
-        let bucket = value >> shape.low;
-        let mut position = Self::bucket_start(&parts, bucket)?;
-        let mut index = position.checked_sub(bucket)?;
-        let want = value & bits::mask(shape.low);
-        while position < shape.high_bits && bits::bit(high, position) {
-            let low = lows.get(index * u64::from(shape.low), shape.low);
-            if low >= want {
-                return Some((index, low == want));
+        let bucket = value >> shape.low << shape.low;
+        let (mut after, mut held) = (None, false);
+        let start = self.walk(shape, (bucket, value.checked_add(1)?), |i, v| {
+            if v < value {
+                after = Some(i + 1);
             }
-            index += 1;
-            position += 1;
-        }
-        Some((index, false))
+            held = v == value;
+            held
+        })?;
+        Some((after.unwrap_or(start), held))
     }
 
     /// How often entry `index` was added.

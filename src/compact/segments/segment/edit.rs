@@ -98,7 +98,8 @@ fn remove_entry(entries: &mut Vec<Entry>, key: u64) -> Option<bool> {
 impl Segment {
     /// The add of the entry of `len` bits of `fingerprint`: a new entry (`true`) or one more
     /// count of the one there. `None` when the segment holds the most entries it may, or the
-    /// entry its most counts.
+    /// entry its most counts. (Adds take `probe_add`; the tests compare the two.)
+    #[cfg(test)]
     pub fn edit_add(&self, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
         match self.shaped() {
             Some((view, shape)) => view.edit_add_in(shape, len, fingerprint),
