@@ -383,6 +383,7 @@ impl Shape {
     }
 
     /// The shape a header word states, if it states one (not yet checked against words).
+    #[inline]
     fn of_header(header: u64) -> Option<Shape> {
         let field = |at: u32, bits: u32| header >> at & ((1 << bits) - 1);
         let (shortest, longest) = (field(32, 8) as u32, field(40, 8) as u32);
@@ -610,8 +611,11 @@ pub fn bits_below(len: u32) -> u64 {
 /// The `len` bits of `tail` after the address (its top bits).
 #[inline]
 pub fn prefix(tail: u128, len: u32) -> u64 {
+    // Every length held is at most 64 bits (`MAX_LEN`): its prefix lies in the top word,
+    // read without a shift of all 128 bits (a lookup takes one for each entry it compares).
     match len {
         0 => 0,
+        1..=64 => ((tail >> 64) as u64) >> (64 - len),
         r => (tail >> (128 - r)) as u64,
     }
 }
@@ -940,23 +944,13 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
             0 => 0,
             k => bits::get(parts.samples, (k - 1) * u64::from(SAMPLE_BITS), SAMPLE_BITS),
         };
-        let mut need = bucket - k * SAMPLE;
+        let need = bucket - k * SAMPLE;
         if need == 0 {
             return Some(position);
         }
-        let mut w = (position / 64) as usize;
-        let mut zeros = !*parts.high.get(w)? & (u64::MAX << (position % 64));
-        loop {
-            match bits::select_or_count(zeros, need - 1) {
-                Ok(at) => {
-                    crate::compact::meter::add(w as u64 + 1 - position / 64);
-                    return Some(w as u64 * 64 + at + 1);
-                }
-                Err(n) => need -= n,
-            }
-            w += 1;
-            zeros = !*parts.high.get(w)?;
-        }
+        let (at, words) = bits::after_zeros(parts.high, position, need)?;
+        crate::compact::meter::add(words);
+        Some(at)
     }
 
     /// The index an entry of padded `value` has or would have, and whether it is held: the
