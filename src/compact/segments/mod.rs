@@ -266,6 +266,21 @@ impl Segmented {
         ItemHash::of(item, true)
     }
 
+    /// The hashes this filter's placement reads (`placement::bits`): both for a filter
+    /// without a secret, only the first for a keyed one, whose string is mixed from the
+    /// first alone; the second would be a second pass of MurmurHash64A over the item,
+    /// seeded by the first, for nothing.
+    #[inline]
+    fn hash_of(&self, item: &[u8]) -> ItemHash {
+        match self.secret {
+            0 => Self::hash(item),
+            _ => ItemHash {
+                a: ItemHash::first(item),
+                b: 0,
+            },
+        }
+    }
+
     /// The segment of an item's string and the string after its address.
     #[inline]
     fn locate(&self, bits: u128) -> (u64, u128) {
@@ -285,7 +300,7 @@ impl Segmented {
 
     #[inline]
     pub fn contains(&self, item: &[u8]) -> bool {
-        self.contains_hash(Self::hash(item))
+        self.contains_hash(self.hash_of(item))
     }
 
     #[inline]
@@ -321,7 +336,7 @@ impl Segmented {
         crate::hash::lookahead(
             items,
             |item| {
-                let (at, tail) = self.locate(placement_bits(Self::hash(item), self.secret));
+                let (at, tail) = self.locate(placement_bits(self.hash_of(item), self.secret));
                 let segment = self.directory.get(at);
                 if !deep {
                     if let Some(segment) = segment {
@@ -352,7 +367,7 @@ impl Segmented {
     }
 
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
-        self.add_hash(Self::hash(item), budget)
+        self.add_hash(self.hash_of(item), budget)
     }
 
     /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the
@@ -616,7 +631,7 @@ impl Segmented {
     }
 
     pub fn delete(&mut self, item: &[u8]) -> Result<bool, DeleteError> {
-        self.delete_hash(Self::hash(item))
+        self.delete_hash(self.hash_of(item))
     }
 
     /// Deletes one add of an item: `Ok(false)` if nothing matches it.

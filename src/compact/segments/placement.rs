@@ -17,7 +17,8 @@ fn keyed(x: u64, key: u64) -> u64 {
     finalise(finalise(x ^ key).wrapping_add(key))
 }
 
-/// The item's bit string (most significant bit first).
+/// The item's bit string (most significant bit first). A keyed string is mixed from the
+/// first hash alone (`Segmented::hash_of` leaves the second out for it).
 #[inline]
 pub fn bits(hash: ItemHash, secret: u64) -> u128 {
     if secret == 0 {

@@ -591,3 +591,19 @@ fn size_classes_are_jemallocs() {
         assert_eq!(size_class(bytes), bytes.div_ceil(step) * step);
     }
 }
+
+#[test]
+fn a_keyed_filter_places_items_from_their_first_hash_alone() {
+    let keyed = Segmented::new(100, 0.01, false, SECRET, NO_LIMIT).unwrap();
+    let unkeyed = Segmented::new(100, 0.01, false, 0, NO_LIMIT).unwrap();
+    for i in 0..2000 {
+        let item = id(7, i);
+        let both = Segmented::hash(&item);
+        assert_eq!(unkeyed.hash_of(&item), both);
+        assert_eq!(
+            placement_bits(keyed.hash_of(&item), SECRET),
+            placement_bits(both, SECRET),
+            "item {i}"
+        );
+    }
+}
