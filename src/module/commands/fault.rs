@@ -16,7 +16,11 @@ use crate::syntax::Argv;
 /// BF.__FAULT [MEMORY | CLOCK offset-ms | FREEZE step-bytes hold-after | ARRAY n]
 pub fn inject(ctx: Ctx, args: Args) -> CommandResult {
     if args.len() == 3 && args.bytes(1).eq_ignore_ascii_case(b"ARRAY") {
-        let n = args.int(2).ok_or(c"ERR bad element count")?;
+        // At most a thousand: a test's array, not a loop a client sizes.
+        let n = args
+            .int(2)
+            .filter(|n| (0..=1000).contains(n))
+            .ok_or(c"ERR bad element count")?;
         ctx.reply_array_postponed();
         for i in 0..n {
             ctx.reply_int(i);

@@ -2,10 +2,10 @@
 //! (replies, keys, propagation, keyspace events, the clock) and the guard that turns a panic
 //! into an error reply. The handlers above this room are safe Rust.
 
-use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use redis_module::raw;
 
@@ -16,17 +16,35 @@ use super::server::{Admission, Live};
 use crate::module::state::errors::{CommandError, CommandResult};
 use crate::syntax::Argv;
 
-thread_local! {
-    /// The elements replied so far into the array whose length is postponed, while one is
-    /// open (its elements are flat: replies of one value each), so that a command that ends
-    /// in a panic or an error before `set_array_len` can close it (Redis stops the server on
-    /// an array left without its length).
-    static POSTPONED: Cell<Option<usize>> = const { Cell::new(None) };
+/// The elements replied so far into the array whose length is postponed, while one is
+/// open (its elements are flat: replies of one value each), so that a command that ends in a
+/// panic or an error before `set_array_len` can close it (Redis stops the server on an array
+/// left without its length); `CLOSED` while none is. Commands run and reply on the main
+/// thread only, so a static does: a thread-local in a loaded module costs a call into the
+/// loader (`__tls_get_addr`) for every reply.
+static POSTPONED: AtomicUsize = AtomicUsize::new(CLOSED);
+const CLOSED: usize = usize::MAX;
+
+/// The elements of the open postponed array, if one is open.
+fn postponed() -> Option<usize> {
+    match POSTPONED.load(Ordering::Relaxed) {
+        CLOSED => None,
+        n => Some(n),
+    }
+}
+
+fn set_postponed(open: Option<usize>) {
+    POSTPONED.store(
+        open.map_or(CLOSED, |n| n.min(CLOSED - 1)),
+        Ordering::Relaxed,
+    );
 }
 
 /// Counts one element replied into the open postponed array, if one is open.
 fn element() {
-    POSTPONED.with(|open| open.set(open.get().map(|n| n.saturating_add(1))));
+    if let Some(n) = postponed() {
+        set_postponed(Some(n.saturating_add(1)));
+    }
 }
 
 /// The arguments of one command call (index 0 is the command name).
@@ -213,33 +231,27 @@ impl Ctx {
     }
 
     pub fn reply_array(&self, len: usize) {
-        debug_assert!(
-            POSTPONED.get().is_none(),
-            "an array inside a postponed array"
-        );
+        debug_assert!(postponed().is_none(), "an array inside a postponed array");
         element();
         unsafe { api!(RedisModule_ReplyWithArray)(self.raw, len as _) };
     }
 
     /// An array whose length is given later with `set_array_len`, of flat elements.
     pub fn reply_array_postponed(&self) {
-        debug_assert!(
-            POSTPONED.get().is_none(),
-            "a postponed array inside another"
-        );
+        debug_assert!(postponed().is_none(), "a postponed array inside another");
         element();
-        POSTPONED.set(Some(0));
+        set_postponed(Some(0));
         unsafe { api!(RedisModule_ReplyWithArray)(self.raw, raw::REDISMODULE_POSTPONED_LEN as _) };
     }
 
     pub fn set_array_len(&self, len: usize) {
-        POSTPONED.set(None);
+        set_postponed(None);
         unsafe { api!(RedisModule_ReplySetArrayLength)(self.raw, len as _) };
     }
 
     /// A map of `len` pairs in RESP3, a flat array of `2 * len` in RESP2.
     pub fn reply_map(&self, len: usize) {
-        debug_assert!(POSTPONED.get().is_none(), "a map inside a postponed array");
+        debug_assert!(postponed().is_none(), "a map inside a postponed array");
         element();
         unsafe { api!(RedisModule_ReplyWithMap)(self.raw, len as _) };
     }
@@ -358,7 +370,7 @@ pub fn run_command(
     // SAFETY: Redis passes `argc` valid argument pointers, live for the call.
     let args = unsafe { Args::from_raw(argv, argc) };
     let ctx = Ctx { raw: ctx };
-    POSTPONED.set(None);
+    set_postponed(None);
     match catch_unwind(AssertUnwindSafe(|| handler(ctx, args))) {
         Ok(Ok(())) => {}
         Ok(Err(CommandError::Arity)) => ctx.reply_wrong_arity(),
@@ -367,7 +379,7 @@ pub fn run_command(
     }
     // An array the handler left open (it panicked, or erred, within it) ends with the error
     // just replied.
-    if let Some(elements) = POSTPONED.get() {
+    if let Some(elements) = postponed() {
         ctx.set_array_len(elements);
     }
     raw::REDISMODULE_OK as c_int
