@@ -421,6 +421,18 @@ impl Shape {
         }
     }
 
+    /// The length of the entry of `value` if it is a prefix of `tail`, for a value read in
+    /// the walk of `tail`'s block from its first value `first` (values below it are of the
+    /// bucket, not the block).
+    #[inline]
+    fn prefix_of(&self, value: u64, first: u64, tail: u128) -> Option<u32> {
+        if value < first {
+            return None;
+        }
+        let e = self.entry(value)?;
+        (e.fingerprint == prefix(tail, e.len)).then_some(e.len)
+    }
+
     /// Whether an entry of `len` bits can be edited in place: it is within the lengths held
     /// and keeps the segment padded or not as it is.
     #[inline]
@@ -987,10 +999,7 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         let (first, end) = block(&shape, tail);
         let mut hit = false;
         self.walk(&shape, (first, end), |_, value| {
-            hit = value >= first
-                && shape
-                    .entry(value)
-                    .is_some_and(|e| e.fingerprint == prefix(tail, e.len) && found(e.len));
+            hit = shape.prefix_of(value, first, tail).is_some_and(&mut found);
             hit
         });
         hit
@@ -1013,11 +1022,7 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
                 after = Some(i + 1);
             }
             held |= v == value;
-            present = present
-                || (v >= first
-                    && shape
-                        .entry(v)
-                        .is_some_and(|e| e.fingerprint == prefix(tail, e.len)));
+            present = present || shape.prefix_of(v, first, tail).is_some();
             false
         })?;
         // Every entry before the block's first bucket is below `first`, so below `value`.
