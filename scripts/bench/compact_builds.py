@@ -107,6 +107,8 @@ def grow_cycle(servers, items, factor, pieces):
     ratio."""
     start = servers["this build"].client.execute_command("BF.CARD", "k")
     total = max(0, int(items * factor) - start)
+    if total == 0:
+        return None
     step = max(1, -(-total // pieces))
     times = {name: [] for name in servers}
     order = list(servers)
@@ -234,8 +236,12 @@ def measure(args, items, cores):
                   f"{s['middle_half'][1]:.3f}, {s['low']:.3f}-{s['high']:.3f}; {n} of {total} "
                   f"pairs clean; all pairs {a['median']:.3f})  rounds "
                   f"{result['round_ratios'][op]}", flush=True)
+        cycle = None
         if args.grow_to > 1:
             cycle = grow_cycle(servers, items, args.grow_to, args.grow_pieces)
+        if cycle is None and args.grow_to > 1:
+            print("    growing  not timed: the rounds' adds already passed --grow-to", flush=True)
+        if cycle is not None:
             result["growing"] = cycle
             u, p = cycle["usec_per_add"], cycle["piece_ratios"]
             print(f"    growing  {u['this build']:7.3f} / {u['before']:7.3f} us an add from "
