@@ -207,8 +207,9 @@ struct Plan {
     at: u64,
     /// The edit of segment `at` (none when it is the one split: the halves hold the add).
     edit: Option<Edit>,
-    /// The halves of the segment at the split pointer, and the voids they both hold.
-    split: Option<(Segment, Segment, u64)>,
+    /// The halves of the segment at the split pointer, and how many entries they hold more
+    /// than it (the voids both hold, less the entries merged with them).
+    split: Option<(Segment, Segment, i64)>,
     added_entry: bool,
     /// Bytes segment `at` takes before the add.
     at_bytes: u64,
@@ -461,14 +462,7 @@ impl Segmented {
             .ok_or(refused)?;
         let near = entries.remove(nearest);
         let shared = common(&near);
-        // Counts are summed, never capped: a count past the most a counter holds would
-        // count an item its counts do not (the loader refuses such a value), so the add is
-        // refused instead.
-        let deletable = self.deletable;
-        let sum = |a: u64, b: u64| match deletable {
-            true => a.checked_add(b).filter(|c| *c <= MAX_COUNT).ok_or(refused),
-            false => Ok(1),
-        };
+        let sum = |a: u64, b: u64| self.sum_counts(a, b).ok_or(refused);
         let merged = Entry {
             len: shared,
             fingerprint: top(&new).checked_shr(64 - shared).unwrap_or(0),
@@ -527,9 +521,10 @@ impl Segmented {
         })
     }
 
-    /// The two halves of the segment at the split pointer, holding `entries`; `None` when
-    /// the directory is at its largest or the next generation's fingerprints are too long.
-    fn split_of(&self, entries: &[Entry]) -> Option<(Segment, Segment, u64)> {
+    /// The two halves of the segment at the split pointer, holding `entries`, and how many
+    /// entries they hold more than it; `None` when the directory is at its largest or the
+    /// next generation's fingerprints are too long.
+    fn split_of(&self, entries: &[Entry]) -> Option<(Segment, Segment, i64)> {
         let last = self.pointer + 1 == 1 << u32::from(self.level);
         if last && u32::from(self.level) + 1 >= MAX_LEVEL {
             return None;
@@ -542,11 +537,10 @@ impl Segmented {
             )?;
         }
         crate::compact::meter::add(entries.len() as u64);
-        let (mut stay, mut go, mut voids) = (Vec::new(), Vec::new(), 0);
+        let (mut stay, mut go) = (Vec::new(), Vec::new());
         for e in entries {
             match e.len {
                 0 => {
-                    voids += 1;
                     stay.push(*e);
                     go.push(*e);
                 }
@@ -564,10 +558,43 @@ impl Segmented {
                 }
             }
         }
-        // Voids go to both halves, out of the order the others keep: sorted again.
-        stay.sort_unstable_by_key(Entry::key);
-        go.sort_unstable_by_key(Entry::key);
-        Some((Segment::encode(&stay)?, Segment::encode(&go)?, voids))
+        // Voids go to both halves, out of the order the others keep: sorted again. An entry
+        // of one bit becomes a void in its half, beside the void copied there when the
+        // segment holds one (a deletable filter adds an entry under a shorter one that
+        // matches its item): the two become one, their counts summed.
+        for half in [&mut stay, &mut go] {
+            half.sort_unstable_by_key(Entry::key);
+            self.merge_equal(half)?;
+        }
+        let more = (stay.len() + go.len()) as i64 - entries.len() as i64;
+        Some((Segment::encode(&stay)?, Segment::encode(&go)?, more))
+    }
+
+    /// Makes entries of one key (sorted) one, their counts summed (`sum_counts`).
+    fn merge_equal(&self, entries: &mut Vec<Entry>) -> Option<()> {
+        let mut refused = false;
+        entries.dedup_by(|later, kept| {
+            let same = later.key() == kept.key();
+            if same {
+                match self.sum_counts(kept.count, later.count) {
+                    Some(count) => kept.count = count,
+                    None => refused = true,
+                }
+            }
+            same
+        });
+        (!refused).then_some(())
+    }
+
+    /// The count of two entries made one: their sum in a deletable filter (one otherwise).
+    /// Counts are summed, never capped: a count past the most a counter holds would count an
+    /// item its counts do not (the loader refuses such a value), so `None` refuses the change
+    /// instead.
+    fn sum_counts(&self, a: u64, b: u64) -> Option<u64> {
+        match self.deletable {
+            true => a.checked_add(b).filter(|c| *c <= MAX_COUNT),
+            false => Some(1),
+        }
     }
 
     /// Bytes the value takes once `plan` is committed.
@@ -589,8 +616,8 @@ impl Segmented {
             self.edit_from(plan.at, edit, plan.at_bytes);
         }
         self.entries += u64::from(plan.added_entry);
-        if let Some((stay, go, voids)) = plan.split {
-            self.entries += voids;
+        if let Some((stay, go, more)) = plan.split {
+            self.entries = self.entries.saturating_add_signed(more);
             self.replace(self.pointer, stay);
             self.segment_bytes += go.bytes();
             self.directory.push(go);
