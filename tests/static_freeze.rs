@@ -1,7 +1,8 @@
-//! A freeze that something joins mid-way (issue 33): the frozen table travels in steps
+//! A freeze that something joins mid-way: the frozen table travels in steps
 //! (`BF.FREEZE key STAGE/CHUNK/COMMIT`), and the stage is part of the builder's value while
 //! it does, so a replica that syncs or restarts mid-freeze, and an AOF rewritten mid-freeze,
-//! get the rest of the table in the same steps and never build it on their main thread. Runs
+//! get the rest of the table in the same steps and never build it on their main thread; a
+//! pause, a failover or a shutdown that holds writes back holds the steps back too. Runs
 //! against the `fault-injection` build, whose `BF.__FAULT FREEZE <step-bytes> <hold-after>`
 //! makes the steps small and holds the freeze after some of them.
 pub mod common;
@@ -330,4 +331,132 @@ fn a_primary_demoted_mid_freeze_stops_and_follows_its_new_primary() {
     assert_frozen_with_every_item(&mut c, "k", &items);
     assert_eq!(dump(&mut c, "k"), dump(&mut rc, "k"));
     assert_eq!(fingerprint(&mut c, "k"), fingerprint(&mut rc, "k"));
+}
+
+/// Ends the freeze's hold and pauses clients (`WRITE` or `ALL`) in one EXEC, so that the
+/// freeze's next step falls inside the pause.
+fn release_into_pause(p: &Server, mode: &str, ms: u64) {
+    let mut m = p.client();
+    let step = STEP.to_string();
+    let ms = ms.to_string();
+    assert_eq!(call!(m, "MULTI"), ok());
+    assert_eq!(
+        m.call(&["BF.__FAULT", "FREEZE", step.as_str(), "-1"]),
+        Simple("QUEUED".into())
+    );
+    assert_eq!(
+        m.call(&["CLIENT", "PAUSE", ms.as_str(), mode]),
+        Simple("QUEUED".into())
+    );
+    assert_eq!(call!(m, "EXEC"), Array(vec![ok(), ok()]));
+}
+
+/// Clients paused for writes or for everything while a freeze has steps left to propagate,
+/// on a primary with a replica and an AOF: no step runs inside the pause (a write propagated
+/// then stops the server on its own assertion), and the freeze completes once it ends, the
+/// replica and the AOF with it.
+#[test]
+fn a_freeze_holds_its_steps_while_clients_are_paused() {
+    for mode in ["WRITE", "ALL"] {
+        let mut p = Server::with_module_and_config(fault_module(), &["--appendonly", "yes"]);
+        let r = Server::replica_of(&p, fault_module(), &[]);
+        let mut c = p.client();
+        let mut rc = r.client();
+        wait_replica_linked(&mut rc);
+        let items = ids("p", 100_000);
+        builder(&mut c, "k", &items);
+        hold_after(&mut c, 3);
+        let mut f = p.client();
+        f.send(&["BF.FREEZE", "k"]);
+        let line = wait_stage(&mut c, "k", 3);
+        release_into_pause(&p, mode, 1000);
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(p.alive(), "{mode}: {}", p.log());
+        if mode == "WRITE" {
+            // Reads go on in a write pause: the stage is where the pause found it.
+            assert_eq!(stage(&mut c, "k"), Some(line));
+        }
+        assert_eq!(f.read(), ok(), "{mode}");
+        wait_replica_synced(&mut c, &mut rc);
+        assert_frozen_with_every_item(&mut rc, "k", &items);
+        assert_eq!(dump(&mut rc, "k"), dump(&mut c, "k"));
+        wait_for_persistence(&mut c);
+        let before = (fingerprint(&mut c, "k"), dump(&mut c, "k"));
+        p.restart();
+        let mut c = p.client();
+        assert_eq!(
+            (fingerprint(&mut c, "k"), dump(&mut c, "k")),
+            before,
+            "{mode}"
+        );
+    }
+}
+
+/// A freeze with steps left when a `FAILOVER` starts, its replica lagging: the primary holds
+/// writes back until the replica catches up and no step runs meanwhile; then the roles
+/// change, the freeze stops, and the former primary follows the new one's bytes.
+#[test]
+fn a_freeze_holds_its_steps_through_a_failover_then_stops() {
+    let mut p = Server::with_module(fault_module());
+    let r = Server::replica_of(&p, fault_module(), &[]);
+    let mut c = p.client();
+    let mut rc = r.client();
+    wait_replica_linked(&mut rc);
+    let items = ids("f", 100_000);
+    builder(&mut c, "k", &items);
+    hold_after(&mut c, 3);
+    let mut f = p.client();
+    f.send(&["BF.FREEZE", "k"]);
+    let line = wait_stage(&mut c, "k", 3);
+    wait_replica_synced(&mut c, &mut rc);
+    r.signal("STOP");
+    assert_eq!(call!(c, "SET", "last", "1"), ok());
+    assert_eq!(call!(c, "FAILOVER"), ok());
+    hold_after(&mut c, -1);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(p.alive(), "{}", p.log());
+    assert_eq!(stage(&mut c, "k"), Some(line));
+    r.signal("CONT");
+    assert_stopped_by_demotion(f.read());
+    wait_replica_linked(&mut c);
+    wait_replica_synced(&mut rc, &mut c);
+    assert_eq!(call!(c, "GET", "last"), bulk("1"));
+    assert_eq!(dump(&mut c, "k"), dump(&mut rc, "k"));
+    assert_eq!(fingerprint(&mut c, "k"), fingerprint(&mut rc, "k"));
+}
+
+/// `SHUTDOWN` waiting for a lagging replica while a freeze has steps left: no step runs in
+/// its pause, the server saves and exits, and after the restart it holds what it had
+/// acknowledged (the write before the shutdown, the builder with its stage).
+#[test]
+fn a_shutdown_mid_freeze_saves_what_it_acknowledged() {
+    let mut p = Server::with_module(fault_module());
+    let r = Server::replica_of(&p, fault_module(), &[]);
+    let mut c = p.client();
+    let mut rc = r.client();
+    wait_replica_linked(&mut rc);
+    let items = ids("s", 100_000);
+    builder(&mut c, "k", &items);
+    hold_after(&mut c, 3);
+    let mut f = p.client();
+    f.send(&["BF.FREEZE", "k"]);
+    let line = wait_stage(&mut c, "k", 3);
+    wait_replica_synced(&mut c, &mut rc);
+    r.signal("STOP");
+    assert_eq!(call!(c, "SET", "last", "1"), ok());
+    let mut s = p.client();
+    s.send(&["SHUTDOWN", "SAVE"]);
+    std::thread::sleep(Duration::from_millis(200));
+    hold_after(&mut c, -1);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(p.alive(), "{}", p.log());
+    assert_eq!(stage(&mut c, "k"), Some(line.clone()));
+    r.signal("CONT");
+    p.wait_exit();
+    p.restart();
+    let mut c = p.client();
+    assert_eq!(call!(c, "GET", "last"), bulk("1"));
+    assert_eq!(stage(&mut c, "k"), Some(line));
+    assert_eq!(call!(c, "BF.CARD", "k"), Int(100_000));
+    assert!(mexists(&mut c, "k", &items).iter().all(|a| *a == Int(1)));
 }

@@ -355,6 +355,31 @@ impl Server {
         }
     }
 
+    /// Sends the process a signal by name (`STOP`, `CONT`): a replica stopped this way lags
+    /// its primary until it is continued.
+    pub fn signal(&self, name: &str) {
+        let pid = self
+            .child
+            .as_ref()
+            .map(Child::id)
+            .expect("the server is running");
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{name} {pid}");
+    }
+
+    /// Waits (up to 30 s) for the process to exit by itself, as after `SHUTDOWN`.
+    pub fn wait_exit(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.alive() {
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))

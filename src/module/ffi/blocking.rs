@@ -1,7 +1,9 @@
 //! Work that must not run on the main thread (`BF.FREEZE`): the client is blocked, a thread
 //! owns the work's inputs, and when it is done the main thread takes it back in bounded
 //! steps, one per event-loop turn (a module timer: swap the result in, propagate it), before
-//! the client is answered in its reply callback. Other clients are served between steps.
+//! the client is answered in its reply callback. Other clients are served between steps, and
+//! no step runs while the server holds writes back (a pause, a failover, a shutdown waiting for
+//! its replicas): a step changes a key and propagates it, which a pause forbids.
 
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -11,6 +13,7 @@ use redis_module::raw;
 
 use super::command::{Args, Ctx};
 use super::raw::{api, log, RawCtx, RawString};
+use super::server::replica_traffic_paused;
 
 /// How often the main thread looks whether the thread is done (milliseconds).
 const POLL_MS: i64 = 2;
@@ -110,6 +113,10 @@ fn advance(ctx: RawCtx, mut driver: Box<Driver>) {
         },
         Phase::Stepping(job) => job,
     };
+    if replica_traffic_paused() {
+        driver.phase = Phase::Stepping(job);
+        return arm(ctx, driver, POLL_MS);
+    }
     if job.step(Ctx::from_raw(ctx)) {
         unblock(driver.client, Some(job));
     } else {

@@ -80,6 +80,14 @@ pub fn server_caller() -> Caller {
     caller_from_flags(unsafe { api!(RedisModule_GetContextFlags)(ctx) })
 }
 
+/// Whether the server asks modules to hold back anything that would propagate: clients paused
+/// for writes (`CLIENT PAUSE ... WRITE` or `ALL`), a `FAILOVER` in progress, a `SHUTDOWN`
+/// waiting for its replicas. A write propagated then stops the server on its own assertion.
+pub fn replica_traffic_paused() -> bool {
+    // SAFETY: takes no arguments; callable from the main thread at any time (Redis 6.0+).
+    unsafe { api!(RedisModule_AvoidReplicaTraffic)() != 0 }
+}
+
 /// Used memory as a fraction of `maxmemory`, counted as Redis counts it for eviction (without
 /// replication and AOF buffers); 0 when `maxmemory` is not set.
 pub fn used_memory_ratio() -> f64 {
