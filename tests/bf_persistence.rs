@@ -132,6 +132,43 @@ fn aof_rewrite_with_rdb_preamble() {
     aof_round_trip("yes");
 }
 
+/// A plain filter's and a blocked filter's arrays of several MiB are rewritten into the AOF
+/// (what Valkey 9's slot migration streams too) as `BF.LOADCHUNK`s of at most 1 MiB, and
+/// replay to the same bytes.
+#[test]
+fn aof_rewrite_cuts_large_arrays_into_pieces_of_a_mib() {
+    let mut s = Server::build(&[], &aof_always("no"));
+    let mut c = s.client();
+    assert_eq!(call!(c, "BF.RESERVE", "big", "0.01", "3000000"), ok());
+    assert_eq!(
+        call!(c, "BF.RESERVE", "blocks", "0.01", "3000000", "BLOCKED"),
+        ok()
+    );
+    for key in ["big", "blocks"] {
+        assert_eq!(
+            call!(c, "BF.MADD", key, "a", "b", "c"),
+            Array(vec![Int(1); 3])
+        );
+    }
+    let before: Vec<Reply> = ["big", "blocks"].map(|k| call!(c, "DUMP", k)).into();
+    rewrite_aof(&mut c);
+    for key in ["big", "blocks"] {
+        let runs: Vec<usize> = aof_commands(&s.dir)
+            .iter()
+            .filter(|cmd| cmd[0].eq_ignore_ascii_case(b"BF.LOADCHUNK") && cmd[1] == key.as_bytes())
+            .map(|cmd| cmd[3].len())
+            .collect();
+        let bytes: usize = runs.iter().skip(1).sum();
+        assert!(bytes > 3 << 20, "{key}: {bytes}");
+        assert!(runs.iter().all(|len| *len <= 1 << 20), "{key}: {runs:?}");
+        assert_eq!(runs.len(), 1 + bytes.div_ceil(1 << 20), "{key}: {runs:?}");
+    }
+    s.restart();
+    let mut c = s.client();
+    let after: Vec<Reply> = ["big", "blocks"].map(|k| call!(c, "DUMP", k)).into();
+    assert_eq!(after, before);
+}
+
 #[test]
 fn dump_restore_and_copy() {
     let s = Server::start();

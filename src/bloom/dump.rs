@@ -257,6 +257,18 @@ pub fn load_chunk_in<'a>(
     Ok(())
 }
 
+/// A chunk that ends before iterator `next` cut into runs of at most `piece` bytes, each with
+/// the iterator that follows it: what `BF.LOADCHUNK` of arrays laid end to end takes run by
+/// run, as it takes the whole chunk.
+pub fn pieces(next: i64, bytes: &[u8], piece: usize) -> impl Iterator<Item = (i64, &[u8])> {
+    let start = next - bytes.len() as i64;
+    let mut offset = 0usize;
+    bytes.chunks(piece.max(1)).map(move |run| {
+        offset += run.len();
+        (start + offset as i64, run)
+    })
+}
+
 /// Every chunk from iterator 1 on of a value whose chunk at an iterator is `chunk_at`.
 pub fn chunks_from<'a>(
     chunk_at: impl Fn(i64) -> Option<Chunk<'a>>,

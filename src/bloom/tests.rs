@@ -183,6 +183,30 @@ fn large_links_dump_in_16_mib_chunks() {
     );
 }
 
+/// Chunks cut into pieces (what the AOF rewrite emits) load as the whole chunks do, and the
+/// pieces' iterators are where each run ends.
+#[test]
+fn chunks_load_piece_by_piece() {
+    let mut bf = reserve(0.01, 3_000, 2, true);
+    for i in 0..5_000u32 {
+        bf.add(format!("item-{i}").as_bytes(), NO_LIMIT).unwrap();
+    }
+    assert_eq!(bf.links.len(), 2);
+    let cut: Vec<(i64, usize)> = pieces(17, &[7u8; 12], 5)
+        .map(|(end, run)| (end, run.len()))
+        .collect();
+    assert_eq!(cut, [(10, 5), (15, 5), (17, 2)]);
+    for piece in [1, 7, 1000, usize::MAX] {
+        let mut copy = Chain::from_header(&bf.encode_header(), NO_LIMIT).unwrap();
+        for chunk in bf.chunks() {
+            for (end, run) in pieces(chunk.next, chunk.bytes, piece) {
+                copy.load_chunk(end, run).unwrap();
+            }
+        }
+        assert_eq!(copy, bf, "{piece}");
+    }
+}
+
 #[test]
 fn chunk_errors() {
     let mut bf = reserve(0.01, 10, 2, true);

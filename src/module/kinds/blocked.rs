@@ -120,6 +120,7 @@ impl BloomValue for Blocked {
 impl BloomKind for Blocked {
     const TYPE: &'static RedisType = &BLOCKED_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
+    const PIECEWISE: bool = true;
 
     /// Takes the options that ask for BLOCKED (the syntax refuses it with the other layouts).
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {

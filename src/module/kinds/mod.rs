@@ -44,7 +44,7 @@ use std::ffi::{c_void, CStr};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::bloom::{pieces, AddError, ChunkError, CreateError, HeaderError};
 use crate::counting::DeleteError;
 use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
 use crate::module::ffi::{guard, Key, Member, RawString, Slot};
@@ -168,6 +168,10 @@ pub trait BloomKind: BloomValue + FilterValue + Measured + Sized + 'static {
     /// value (sparse: `BF.LOADCHUNK` of its header), so the command propagates no creation of
     /// its own.
     const ANNOUNCES: bool = false;
+    /// Whether any run of a chunk's bytes loads on its own, as `BF.LOADCHUNK` of the
+    /// iterator that follows the run (arrays laid end to end: chains, blocked filters): the
+    /// AOF rewrite then cuts chunks into [`AOF_PIECE`] bytes.
+    const PIECEWISE: bool = false;
 
     /// A new empty value for `options`, or None when these options are not for this kind
     /// (the registry then offers them to the next one).
@@ -293,8 +297,16 @@ pub fn create_from_header(key: &mut Key, header: &[u8], max_bytes: u64) -> Resul
     (kind.from_header)(key, header, max_bytes)
 }
 
+/// Bytes of one `BF.LOADCHUNK` the AOF rewrite emits for a [`BloomKind::PIECEWISE`] kind. The
+/// AOF rewrite is also what Valkey 9's atomic slot migration streams to the target, whose main
+/// thread runs each command whole: a 16 MiB chunk held its other clients for tens of
+/// milliseconds (page faults of the copy, the argument's allocation and free); a 1 MiB piece
+/// about a millisecond, for some 50 bytes and the key's name more per MiB in the file.
+pub const AOF_PIECE: usize = 1 << 20;
+
 /// AOF rewrite of any Bloom kind: its SCANDUMP header and chunks as `BF.LOADCHUNK` commands
-/// (chunks are at most 16 MiB each).
+/// (chunks are at most 16 MiB each, cut into 1 MiB pieces for the kinds whose runs load on
+/// their own).
 ///
 /// # Safety
 /// Called by Redis with a live AOF handle, the key name and a value of `T`'s type.
@@ -306,9 +318,12 @@ pub unsafe extern "C" fn aof_rewrite<T: BloomKind>(
     guard((), || {
         if let Some(value) = value_ref::<T>(value) {
             emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &value.header());
+            let piece = if T::PIECEWISE { AOF_PIECE } else { usize::MAX };
             let mut iter = 1;
             while let Ok(Some((next, bytes))) = value.chunk_at(iter, u64::MAX) {
-                emit_loadchunk(io, c"BF.LOADCHUNK", key, next, &bytes);
+                for (end, run) in pieces(next, &bytes, piece) {
+                    emit_loadchunk(io, c"BF.LOADCHUNK", key, end, run);
+                }
                 iter = next;
             }
         }

@@ -82,6 +82,7 @@ impl BloomValue for Chain {
 impl BloomKind for Chain {
     const TYPE: &'static RedisType = &BLOOM_TYPE;
     const MAGIC: Option<&'static [u8]> = None;
+    const PIECEWISE: bool = true;
 
     /// RedisBloom's chain takes whatever options the other kinds leave (COMPACT never reaches
     /// it: the compact kind takes those first).
