@@ -300,3 +300,32 @@ fn replies_print_as_redis_cli_prints_them() {
         "redis-cli CONFIG SET bf.bf-compact yes"
     ));
 }
+
+/// The `INFO bf` fields a page's table names (every `` `bf_...` `` in a row starting `` | `bf_ ``).
+fn documented_info_fields(page: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(page)).expect("the page");
+    let mut fields: Vec<String> = text
+        .lines()
+        .filter(|line| line.starts_with("| `bf_"))
+        .filter_map(|line| line.split(" | ").next())
+        .flat_map(|cell| cell.split('`').skip(1).step_by(2).map(str::to_string))
+        .collect();
+    fields.sort();
+    fields
+}
+
+#[test]
+fn the_info_bf_table_names_every_field_and_only_those() {
+    let server = Server::start();
+    let mut client = server.client();
+    let Bulk(text) = client.call(&["INFO", "bf"]) else {
+        panic!("INFO bf is not a bulk string");
+    };
+    let mut fields: Vec<String> = String::from_utf8_lossy(&text)
+        .lines()
+        .filter_map(|line| line.split_once(':').map(|(name, _)| name.to_string()))
+        .collect();
+    fields.sort();
+    assert_eq!(documented_info_fields("docs/operations.md"), fields);
+}
