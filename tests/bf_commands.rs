@@ -1001,7 +1001,7 @@ fn module_arguments() {
             &["CF_MAX_EXPANSIONS", "0"],
             "CF_MAX_EXPANSIONS must be an integer >= 1",
         ),
-        (&["BOGUS", "1"], "Unrecognized option"),
+        (&["BOGUS", "1"], "Unrecognized option `BOGUS`: the module arguments are"),
         (&["ERROR_RATE"], "Invalid number of arguments passed"),
         (
             &["INITIAL_SIZE", "1.5"],

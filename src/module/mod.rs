@@ -58,7 +58,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     match parsed {
         Ok(arguments) => arguments.apply(),
         Err(reason) => {
-            ffi::log(c"warning", reason);
+            ffi::log(c"warning", &reason);
             return Status::Err;
         }
     }

@@ -146,7 +146,7 @@ fn insert_items(
             }
             // A full non-scaling filter ends the batch; a failed scale-out does not.
             Err(e) => {
-                ctx.reply_error(e.text());
+                ctx.reply_refusal(e.text());
                 e != AddError::Full
             }
         }
