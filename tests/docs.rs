@@ -329,3 +329,60 @@ fn the_info_bf_table_names_every_field_and_only_those() {
     fields.sort();
     assert_eq!(documented_info_fields("docs/operations.md"), fields);
 }
+
+/// The anchor GitHub gives a heading: lower case, spaces to `-`, punctuation dropped.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut fenced = false;
+    text.lines()
+        .filter(|line| {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+            }
+            !fenced && line.starts_with('#')
+        })
+        .map(|line| anchor_of(line.trim_start_matches('#')))
+        .collect()
+}
+
+#[test]
+fn every_link_between_pages_finds_its_page_and_heading() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).expect("the page");
+        let dir = page.parent().expect("a page's folder");
+        for piece in text.split("](").skip(1) {
+            let Some(target) = piece.split(')').next() else {
+                continue;
+            };
+            if target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let path = if file.is_empty() {
+                page.clone()
+            } else {
+                dir.join(file)
+            };
+            if !path.exists() {
+                broken.push(format!("{}: {target} (no such file)", page_name(&page)));
+            } else if !anchor.is_empty() && !anchors(&path).iter().any(|a| a == anchor) {
+                broken.push(format!("{}: {target} (no such heading)", page_name(&page)));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}

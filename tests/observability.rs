@@ -270,7 +270,7 @@ fn settings_are_module_configurations() {
     );
     assert_eq!(
         call!(c, "BF.RESERVE", "big", "0.01", "1000000"),
-        err("ERR Insufficient memory to create filter")
+        too_large(1048576)
     );
     assert_eq!(call!(c, "BF.RESERVE", "small", "0.01", "100000"), ok());
 

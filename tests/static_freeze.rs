@@ -1,4 +1,4 @@
-//! A freeze that something joins mid-way (issue 33): the frozen table travels in steps
+//! A freeze that something joins mid-way: the frozen table travels in steps
 //! (`BF.FREEZE key STAGE/CHUNK/COMMIT`), and the stage is part of the builder's value while
 //! it does, so a replica that syncs or restarts mid-freeze, and an AOF rewritten mid-freeze,
 //! get the rest of the table in the same steps and never build it on their main thread. Runs

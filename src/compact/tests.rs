@@ -591,7 +591,7 @@ fn counters_hold_the_counts_of_a_multiset() {
     }
 }
 
-/// F4 (issue 26): `0.5` error, deletable, 100,000 adds of one item, then random adds of
+/// Many adds of one item: `0.5` error, deletable, 100,000 adds of one item, then random adds of
 /// new items and deletes of items with adds outstanding (half of them of the first item),
 /// checked against a multiset. On the code before the fix, block offsets drifted at step
 /// 9,423 (a block before a saturated one missed its bump), and a delete then broke the

@@ -1,5 +1,5 @@
 //! The sparse kind (`bloomrsSP`): a Bloom filter that keeps its items' hash pairs until it
-//! would be larger than its dense chain (issue 16, `src/sparse/`), as the `BF.*` commands see
+//! would be larger than its dense chain (`src/sparse/`), as the `BF.*` commands see
 //! it through [`BloomValue`], and `BF.PROMOTE`.
 //!
 //! The primary decides the encoding and the promotion; replicas and AOF replay follow its

@@ -69,8 +69,8 @@ pub static MAX_FILTER_BYTES: Numeric = Numeric {
     )
 };
 
-/// Bloom filters that commands create start sparse while they hold at most this many bytes
-/// (issue 16); 0 (the default) creates them dense, as RedisBloom does.
+/// Plain Bloom filters that commands create start sparse while they hold at most this many
+/// bytes; 0 (the default) creates them dense, as RedisBloom does.
 pub static BF_SPARSE_MAX_BYTES: Numeric = Numeric {
     memory: true,
     ..Numeric::new(c"bf-sparse-max-bytes", 0, 0, i64::MAX)
@@ -314,7 +314,7 @@ pub fn bf_initial_size() -> u64 {
     BF_INITIAL_SIZE.get().unsigned_abs()
 }
 
-/// `bf-compact` (issue 20): implicit creations make compact filters (`COMPACT`).
+/// `bf-compact`: implicit creations make compact filters (`COMPACT`).
 pub static BF_COMPACT: AtomicBool = AtomicBool::new(false);
 pub const BF_COMPACT_NAME: &CStr = c"bf-compact";
 
@@ -322,7 +322,7 @@ pub fn bf_compact() -> bool {
     BF_COMPACT.load(Ordering::Relaxed)
 }
 
-/// `bf-blocked` (issue 28): implicit creations make blocked filters (`BLOCKED`) where nothing
+/// `bf-blocked`: implicit creations make blocked filters (`BLOCKED`) where nothing
 /// else is asked of them.
 pub static BF_BLOCKED: AtomicBool = AtomicBool::new(false);
 pub const BF_BLOCKED_NAME: &CStr = c"bf-blocked";
