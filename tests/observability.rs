@@ -111,7 +111,8 @@ fn command_docs_for_every_command() {
         ]
     );
     let choices = single[7].array();
-    assert_eq!(choices.len(), 5);
+    // RedisBloom's five fields, then bloomrs's RATE.
+    assert_eq!(choices.len(), 6);
     assert_eq!(
         choices[0].array()[..6],
         [

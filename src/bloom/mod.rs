@@ -17,7 +17,8 @@ pub use dump::{
 pub use growth::{reported_size, Chain, ChainLink, SetLink};
 pub(crate) use link::prefetch;
 pub use link::{
-    Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
+    combined_rate, fill_rate, Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64,
+    OPT_NOROUND, OPT_NO_SCALING,
 };
 pub use rdb::ENCODING_VERSION;
 

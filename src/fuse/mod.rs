@@ -141,6 +141,15 @@ impl StaticFilter {
         }
     }
 
+    /// The false-positive rate: a builder's only false positives are items whose 64-bit hash
+    /// equals one held (`n · 2^-64`); a frozen table's, a fingerprint match, `2^-w`.
+    pub fn estimated_rate(&self) -> f64 {
+        match &self.state {
+            State::Building(set) => set.len() as f64 * 2f64.powi(-64),
+            State::Frozen(frozen) => 2f64.powi(-(frozen.table.shape.width.min(64) as i32)),
+        }
+    }
+
     pub fn is_frozen(&self) -> bool {
         matches!(self.state, State::Frozen(_))
     }

@@ -134,6 +134,9 @@ pub enum BfInfoField {
     Filters,
     Items,
     Expansion,
+    /// bloomrs's own: the false-positive rate estimated from the filter's fill. Never part
+    /// of the full reply, which stays RedisBloom's.
+    Rate,
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -471,15 +474,16 @@ fn insert_option(
     Ok(Step::Next(i + 2))
 }
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]: the one field asked for, or
-/// `None` for all. RedisBloom reads the field only after finding the key.
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | RATE]: the one field asked
+/// for, or `None` for all. RedisBloom reads the field only after finding the key.
 pub fn parse_bf_info_field(args: &impl Argv) -> Result<Option<BfInfoField>, ArgError> {
-    const FIELDS: [(&str, BfInfoField); 5] = [
+    const FIELDS: [(&str, BfInfoField); 6] = [
         ("capacity", BfInfoField::Capacity),
         ("size", BfInfoField::Size),
         ("filters", BfInfoField::Filters),
         ("items", BfInfoField::Items),
         ("expansion", BfInfoField::Expansion),
+        ("rate", BfInfoField::Rate),
     ];
     match args.len() {
         2 => Ok(None),

@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 
-use crate::bloom::AddError;
+use crate::bloom::{format_g, AddError};
 use crate::budget::Budget;
 use crate::counting::DeleteError;
 use crate::module::ffi::{Args, Ctx, Slot};
@@ -314,7 +314,7 @@ fn with_filter(
     }
 }
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | RATE]
 pub fn info(ctx: Ctx, args: Args) -> CommandResult {
     if !(2..=3).contains(&args.len()) {
         return Err(CommandError::Arity);
@@ -362,16 +362,24 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
             }
             return Ok(());
         };
+        let one_field = |name: &CStr| {
+            if ctx.is_resp3() {
+                ctx.reply_map(1);
+                ctx.reply_simple(name);
+            } else {
+                ctx.reply_array(1);
+            }
+        };
+        if wanted == BfInfoField::Rate {
+            one_field(c"Rate");
+            ctx.reply_bulk(format_g(filter.estimated_rate()).as_bytes());
+            return Ok(());
+        }
         let (_, name, value) = fields
             .into_iter()
             .find(|(field, _, _)| *field == Some(wanted))
             .ok_or(INVALID_INFO_FIELD)?;
-        if ctx.is_resp3() {
-            ctx.reply_map(1);
-            ctx.reply_simple(name);
-        } else {
-            ctx.reply_array(1);
-        }
+        one_field(name);
         reply_value(value);
         Ok(())
     })

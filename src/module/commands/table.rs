@@ -96,6 +96,7 @@ const BF_INFO_FIELDS: &[Arg] = &[
     flag(c"FILTERS", c"filters"),
     flag(c"ITEMS", c"items"),
     flag(c"EXPANSION", c"expansion"),
+    flag(c"RATE", c"rate"),
 ];
 
 const ONE: &CStr = c"O(k), where k is the number of hash functions used by the last sub-filter";

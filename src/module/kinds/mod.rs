@@ -119,6 +119,10 @@ pub trait BloomValue {
     /// Items held (`BF.CARD`).
     fn card(&self) -> u64;
 
+    /// The false-positive rate estimated from what the value holds now (`BF.INFO key RATE`):
+    /// past its capacity a non-scaling filter shows it climbing.
+    fn estimated_rate(&self) -> f64;
+
     fn info(&self) -> Info;
 
     /// The lines of `BF.DEBUG` after the first (`size:<items>`).

@@ -138,6 +138,11 @@ impl BloomValue for Sparse {
         self.len()
     }
 
+    /// A sparse filter answers from its items' 128-bit hashes: exactly, but for collisions.
+    fn estimated_rate(&self) -> f64 {
+        0.0
+    }
+
     fn info(&self) -> Info {
         Info {
             capacity: self.dense_capacity(),

@@ -110,6 +110,10 @@ impl BloomValue for StaticFilter {
         StaticFilter::card(self)
     }
 
+    fn estimated_rate(&self) -> f64 {
+        StaticFilter::estimated_rate(self)
+    }
+
     fn info(&self) -> Info {
         let bytes = self.reported_bytes();
         let items = self.card();
