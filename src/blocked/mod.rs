@@ -174,6 +174,21 @@ impl Blocked {
         }))
     }
 
+    /// The `Size` a new filter for `capacity` items at `error` reports (`BF.ESTIMATE`): its
+    /// first link, sized as [`Blocked::new`] sizes it.
+    pub fn size_for(capacity: u64, error: f64, scaling: bool) -> Result<u64, CreateError> {
+        if !(error > 0.0 && error < 1.0) {
+            return Err(CreateError::Invalid);
+        }
+        let link_error = if scaling {
+            error * ERROR_TIGHTENING
+        } else {
+            error
+        };
+        let shape = BlockShape::new(capacity, link_error)?;
+        reported_size::<BlockLink>(1, shape.bytes()).ok_or(CreateError::TooLarge)
+    }
+
     /// A new empty filter. A scaling filter's first link gets half the requested error rate,
     /// as RedisBloom's does, so the whole chain stays within it; a non-scaling one gets all
     /// of it.

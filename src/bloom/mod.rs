@@ -185,6 +185,13 @@ impl<C: Cells> Chain<Link<C>> {
         Ok((options, shape))
     }
 
+    /// The `Size` a new chain for `capacity` items at `error` reports (`BF.ESTIMATE`): its
+    /// first link, which takes `capacity` items before the chain grows.
+    pub fn size_for(capacity: u64, error: f64, scaling: bool) -> Result<u64, CreateError> {
+        let (_, shape) = Self::first_link(capacity, error, scaling, u64::MAX)?;
+        reported_size::<Link<C>>(1, shape.bytes).ok_or(CreateError::TooLarge)
+    }
+
     /// Whether the chain hashes with MurmurHash64A (all filters created since RedisBloom 2.0).
     pub fn is_64bit(&self) -> bool {
         self.options & OPT_FORCE64 != 0

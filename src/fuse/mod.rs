@@ -115,6 +115,14 @@ impl FreezeJob {
 }
 
 impl StaticFilter {
+    /// The `Size` the filter frozen from `capacity` items at `error` reports (`BF.ESTIMATE`):
+    /// the table a freeze builds for them.
+    pub fn size_for(capacity: u64, error: f64) -> Result<u64, CreateError> {
+        let width = width_for(error).ok_or(CreateError::Invalid)?;
+        let shape = shape_for(capacity, width).map_err(|_| CreateError::TooLarge)?;
+        Ok(FILTER_OVERHEAD + shape.bytes())
+    }
+
     /// An empty builder.
     pub fn new(capacity: u64, error: f64) -> Result<Self, CreateError> {
         if capacity < 1 || width_for(error).is_none() {

@@ -12,7 +12,7 @@ use crate::module::state::errors::*;
 use crate::module::state::settings;
 use crate::module::state::stats;
 use crate::syntax::bf::{
-    parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
+    parse_bf_estimate, parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
 use crate::syntax::ByteArgs;
@@ -383,6 +383,20 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
         reply_value(value);
         Ok(())
     })
+}
+
+/// BF.ESTIMATE error_rate capacity [the options of BF.RESERVE]: the `Size` a filter of that
+/// kind holding `capacity` items would report, and its bits per item; creates nothing.
+pub fn estimate(ctx: Ctx, args: Args) -> CommandResult {
+    let options = parse_bf_estimate(&args)?;
+    let size = kinds::estimated_size(&options)?.ok_or(ESTIMATE_NOT_SIZED)?;
+    let bits_per_item = size as f64 * 8.0 / options.capacity as f64;
+    ctx.reply_map(2);
+    ctx.reply_simple(c"Size");
+    ctx.reply_int(stats::saturating(size));
+    ctx.reply_simple(c"Bits per item");
+    ctx.reply_bulk(format_g(bits_per_item).as_bytes());
+    Ok(())
 }
 
 /// BF.CARD key
