@@ -18,6 +18,7 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use build::{build, shape_for, working_bytes, BuildError};
@@ -101,6 +102,25 @@ impl FreezeJob {
         Ok(Frozen { items, table })
     }
 
+    /// [`FreezeJob::run`], counting in `read` the hashes the current attempt has read (each
+    /// attempt reads them twice; a retry with another seed starts again from 0).
+    pub fn run_counted(&self, read: &AtomicU64) -> Result<Frozen, BuildError> {
+        let items = self.set.len();
+        let hashes = || {
+            read.store(0, Ordering::Relaxed);
+            self.set.iter().inspect(|_| {
+                read.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let table = build(hashes, items, self.width)?;
+        Ok(Frozen { items, table })
+    }
+
+    /// The address of the hashes the job works from: it names the freeze.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.set) as usize
+    }
+
     /// Whether no builder shares the job's hashes any more.
     pub fn is_last(&self) -> bool {
         Arc::strong_count(&self.set) == 1
@@ -160,6 +180,14 @@ impl StaticFilter {
 
     pub fn is_frozen(&self) -> bool {
         matches!(self.state, State::Frozen(_))
+    }
+
+    /// The [`FreezeJob::id`] of a freeze running from this builder.
+    pub fn freeze_id(&self) -> Option<usize> {
+        match &self.state {
+            State::Building(set) if Arc::strong_count(set) > 1 => Some(Arc::as_ptr(set) as usize),
+            _ => None,
+        }
     }
 
     /// Whether a freeze is running from this builder.
