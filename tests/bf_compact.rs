@@ -317,8 +317,8 @@ fn counted_with_duplicates(c: &mut Client, error: &str, thousands: usize) -> Vec
 /// pipelined batches of BF.ADD of new items and BF.DEL of items with adds outstanding (half
 /// of them of the first item). No item with adds outstanding reads absent; DUMP/RESTORE,
 /// DEBUG RELOAD and a replica that panics on any propagation error keep the value byte for
-/// byte. (Before the fix: an item added once read absent, RESTORE answered `Bad data
-/// format` and DEBUG RELOAD lost the key.)
+/// byte (a broken value would read an item added once as absent, answer RESTORE with `Bad
+/// data format` or lose the key on DEBUG RELOAD).
 #[test]
 fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
     let panic = ["--propagation-error-behavior", "panic"];
