@@ -28,7 +28,9 @@
 #
 # Usage:
 #   scripts/install-deps.sh                 detect, install what is missing (root or sudo)
-#   scripts/install-deps.sh --check         detect only; exit 1 if something is missing
+#   scripts/install-deps.sh --check         detect only, one line per dependency; exit 1 if
+#                                           something is missing
+#   scripts/install-deps.sh --help          this text
 #   scripts/install-deps.sh --no-build      install what is missing but build no server (the
 #                                           test run builds them beside the module's build)
 #   scripts/install-deps.sh --build NAME    builds server NAME (redis8, valkey81, valkey9) into
@@ -431,7 +433,24 @@ add_backports() {
     echo "added the bookworm-backports suite ($list)"
 }
 
+# usage: the Usage lines of this file's header comment.
+usage() {
+    sed -n '/^# Usage:/,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+}
+
 main() {
+    case "${1:-}" in
+        "" | --check | --no-build | --build | --probe | --server) ;;
+        -h | --help)
+            usage
+            return 0
+            ;;
+        *)
+            echo "error: unknown option: $1" >&2
+            usage >&2
+            return 2
+            ;;
+    esac
     if [ "${1:-}" = "--probe" ]; then
         probe "${2:?--probe needs a dependency name}"
         return
@@ -484,7 +503,9 @@ main() {
 
     local why packages missing=() backports=()
     for dep in "${deps[@]}"; do
-        if ! why="$(probe "$dep")"; then
+        if why="$(probe "$dep")"; then
+            [ "$check_only" -eq 1 ] && echo "$dep $why"
+        else
             echo "$dep ${why}" >&2
             case "$dep" in
                 valkey-server) backports+=(valkey-server valkey-tools) ;;
@@ -497,7 +518,9 @@ main() {
     done
     local unbuilt=()
     for dep in "${built[@]}"; do
-        if ! why="$(probe "$dep")"; then
+        if why="$(probe "$dep")"; then
+            [ "$check_only" -eq 1 ] && echo "$dep $why"
+        else
             echo "$dep ${why}" >&2
             unbuilt+=("$dep")
         fi
@@ -512,6 +535,7 @@ main() {
             echo "servers to build: ${unbuilt[*]}" >&2
             status=1
         fi
+        [ "$status" -eq 0 ] && echo "everything make run and make test need is here"
         return "$status"
     fi
     if [ ${#missing[@]} -gt 0 ] || [ ${#backports[@]} -gt 0 ]; then

@@ -190,7 +190,7 @@ fn rates_and_sizes_at_the_edges() {
     );
     assert_eq!(
         call!(c, "BF.RESERVE", "d", "0.01", "100000000000000", "BLOCKED"),
-        err("ERR Insufficient memory to create filter")
+        too_large(DEFAULT_MAX_FILTER_BYTES)
     );
 }
 
@@ -361,7 +361,7 @@ fn loadchunk_refusals() {
     let bad_data = err("ERR received bad data");
     assert_headers_refused(&mut c, "BF.LOADCHUNK", "bad", &bad, &bad_data);
     let huge = [("2^40 blocks", patched(32 + 20, &(1u64 << 40).to_le_bytes()))];
-    let memory = err("ERR Insufficient memory to create filter");
+    let memory = too_large(DEFAULT_MAX_FILTER_BYTES);
     assert_headers_refused(&mut c, "BF.LOADCHUNK", "bad", &huge, &memory);
     let chunks = scandump(&mut c, "BF.SCANDUMP", "k");
     assert_eq!(
@@ -434,7 +434,7 @@ fn broken_payloads_are_refused() {
     );
     assert_eq!(
         call!(c, "BF.RESERVE", "big", "0.01", "1000", "BLOCKED"),
-        err("ERR Insufficient memory to create filter")
+        too_large(1024)
     );
     assert_eq!(
         call!(c, "COPY", "k", "k2"),

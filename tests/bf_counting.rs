@@ -338,7 +338,7 @@ fn broken_payloads_are_refused() {
     );
     assert_eq!(
         call!(c, "BF.RESERVE", "big", "0.01", "1000", "COUNTING"),
-        err("ERR Insufficient memory to create filter")
+        too_large(1024)
     );
 }
 

@@ -434,7 +434,7 @@ fn memory_admission_counts_the_dense_filter() {
     // Refused exactly as the dense filter (24 MB) would be, although the sparse one is tiny.
     assert_eq!(
         call!(c, "BF.RESERVE", "big", "0.01", "20000000"),
-        err("ERR Insufficient memory to create filter")
+        too_large_for_maxmemory(16777216)
     );
     assert_eq!(call!(c, "EXISTS", "big"), Int(0));
     // A 9.9 MB dense filter fits now, so its sparse form is created...
@@ -445,12 +445,12 @@ fn memory_admission_counts_the_dense_filter() {
     let items = ids(0..254);
     let replies = madd(&mut c, "k", &items).array();
     assert_eq!(replies[..253], vec![Int(1); 253]);
-    assert_eq!(replies[253], err("ERR problem inserting into filter"));
+    assert_eq!(replies[253], cannot_grow_for_maxmemory(16777216));
     assert_eq!(kind(&mut c, "k"), SPARSE);
     assert_eq!(call!(c, "BF.CARD", "k"), Int(253));
     assert_eq!(
         call!(c, "BF.PROMOTE", "k"),
-        err("ERR Insufficient memory to create filter")
+        too_large_for_maxmemory(16777216)
     );
     assert_eq!(call!(c, "DEL", "blob"), Int(1));
     wait_lazyfree(&mut c);

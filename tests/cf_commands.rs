@@ -141,7 +141,7 @@ fn reserve_validates_in_reference_order() {
     // Deviation D1: refused with an error instead of aborting the server.
     assert_eq!(
         call!(c, "CF.RESERVE", "huge", "100000000000000000"),
-        err("ERR Insufficient memory to create filter")
+        too_large(DEFAULT_MAX_FILTER_BYTES)
     );
     assert_eq!(call!(c, "EXISTS", "huge"), Int(0));
     // Unknown pairs are ignored; keywords are case-insensitive.
@@ -619,14 +619,8 @@ fn growth_beyond_the_memory_cap_is_refused() {
     let server = Server::build(&["MAX_FILTER_BYTES", "1024"], &[]);
     let mut c = server.client();
     // The default auto-created filter (1080 bytes) is over this cap.
-    assert_eq!(
-        call!(c, "CF.ADD", "auto", "a"),
-        err("ERR Insufficient memory to create filter")
-    );
-    assert_eq!(
-        call!(c, "CF.INSERT", "auto", "ITEMS", "a"),
-        err("ERR Insufficient memory to create filter")
-    );
+    assert_eq!(call!(c, "CF.ADD", "auto", "a"), too_large(1024));
+    assert_eq!(call!(c, "CF.INSERT", "auto", "ITEMS", "a"), too_large(1024));
     assert_eq!(call!(c, "EXISTS", "auto"), Int(0));
     assert_eq!(call!(c, "CF.RESERVE", "g", "4", "EXPANSION", "2"), ok());
     let mut i = 0;
@@ -637,7 +631,7 @@ fn growth_beyond_the_memory_cap_is_refused() {
         }
         i += 1;
     };
-    assert_eq!(reply, err("ERR Insufficient memory"));
+    assert_eq!(reply, cuckoo_too_large(1024));
     let size = info_field(&mut c, "g", "Size");
     assert!(size <= 1024, "{size}");
     assert_eq!(info_field(&mut c, "g", "Number of items inserted"), i);
@@ -977,7 +971,7 @@ fn loadchunk_refuses_lying_headers() {
             "1",
             header(0, 1 << 40, 0, 1, 2, 20, 1)
         ),
-        err("ERR Insufficient memory to create filter")
+        too_large(DEFAULT_MAX_FILTER_BYTES)
     );
     assert_eq!(
         call!(
@@ -987,7 +981,7 @@ fn loadchunk_refuses_lying_headers() {
             "1",
             header(0, 1 << 20, 0, 65535, 2, 20, 1)
         ),
-        err("ERR Insufficient memory to create filter")
+        too_large(DEFAULT_MAX_FILTER_BYTES)
     );
     assert_eq!(call!(c, "DBSIZE"), Int(0));
     // The filter count is truncated to 16 bits; counters are taken as they are; the expansion

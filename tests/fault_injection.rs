@@ -35,8 +35,8 @@ fn a_panic_in_a_command_answers_an_error_and_the_server_stays_up() {
 #[test]
 fn a_panic_inside_an_array_of_replies_ends_the_array_with_the_error() {
     // A batch command (BF.MADD, BF.INSERT) replies each item into an array whose length it
-    // gives at the end: a panic midway used to leave the array without one, and the server
-    // stopped (the attack of issue 32's eighth session).
+    // gives at the end: a panic midway must not leave the array without one, which would
+    // stop the server.
     let mut s = Server::with_module(fault_module());
     let mut c = s.client();
     let internal = err("ERR bloomrs internal error (see the server log)");

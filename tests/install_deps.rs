@@ -246,3 +246,27 @@ fn a_built_server_counts_by_what_its_binary_says() {
     let (found, text) = run_with_cache(&cache, &["--probe", "valkey-9"]);
     assert!(!found, "{text}");
 }
+
+#[test]
+fn help_prints_the_usage_and_an_unknown_option_is_named() {
+    let help = Command::new("bash")
+        .arg(script())
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(help.status.success(), "{text}");
+    assert!(text.starts_with("Usage:"), "{text}");
+    assert!(text.contains("--check"), "{text}");
+    let bogus = Command::new("bash")
+        .arg(script())
+        .arg("--bogus")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&bogus.stderr);
+    assert_eq!(bogus.status.code(), Some(2), "{text}");
+    assert!(
+        text.starts_with("error: unknown option: --bogus\nUsage:"),
+        "{text}"
+    );
+}

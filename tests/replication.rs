@@ -197,7 +197,7 @@ fn windowed_operation(i: usize, c: &mut Client) {
     }
 }
 
-/// Static sets (issue 33), from their own sequence too: builders take items, freeze (their
+/// Static sets, from their own sequence too: builders take items, freeze (their
 /// effects replayed on the replica, which fails on any error) and are deleted to start again.
 fn static_operation(i: usize, c: &mut Client) {
     let key = format!("bfs:{}", i % 5);

@@ -350,7 +350,7 @@ impl Workload {
             34..=36 => Op::One(self.bf_read(key)),
             37..=39 => Op::One(self.bf_retire(key)),
             40 => Op::One(words(&["BF.PROMOTE", &key])),
-            // Static builders freeze (issue 33): the effects reach the replica and the AOF.
+            // Static builders freeze: the effects reach the replica and the AOF.
             41 => Op::One(words(&["BF.FREEZE", &key])),
             42..=45 => {
                 let item = self.item();
@@ -552,15 +552,15 @@ impl Workload {
             _ => {}
         }
         if r.chance(8) {
-            // Issue 20's kind: refused until it is registered, then one more kind here.
+            // The compact kind (refused with NONSCALING or a window).
             args.push(b"COMPACT".to_vec());
         }
         if r.chance(8) {
-            // Issue 28's blocked kind (refused with the other layouts).
+            // The blocked kind (refused with the other layouts).
             args.push(b"BLOCKED".to_vec());
         }
         if r.chance(8) {
-            // Issue 33's static sets (refused with the other layouts).
+            // Static sets (refused with the other layouts).
             args.push(b"STATIC".to_vec());
         }
         if r.chance(30) {

@@ -16,7 +16,7 @@
 #                    with and without 80% idle users (compact filters next to the tiers and the
 #                    sparse start), and the time-stepped run again with compact filters next to
 #                    the windowed ones (--compact, feed_forget-compact.json)
-#   compact_guarantees.py  issue 26's bounds: BF.MADD/MEXISTS/MDEL on a COMPACT COUNTING filter
+#   compact_guarantees.py  the compact kind's bounds: BF.MADD/MEXISTS/MDEL on a COMPACT COUNTING filter
 #                    holding 1M adds of one item against one without duplicates, and the longest
 #                    command while a compact filter and the default chain grow to 10M items
 #   bigvalues.py     big values do not block: the longest single command (creation, growth,

@@ -162,7 +162,7 @@ def _ranges(ranges):
 
 
 def compact_tables(data):
-    """The tables of docs/bench/compact.md from a compact.json."""
+    """The compact kind's tables from a compact.json (scripts/bench/compact.py's results)."""
     out = []
     memory = data["memory"]
     by = {(r["error"], r["n"]): r for r in memory}

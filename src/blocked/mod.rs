@@ -157,6 +157,38 @@ impl ChainLink for BlockLink {
 impl SetLink for BlockLink {}
 
 impl Blocked {
+    /// The false-positive rate estimated from the links' fill: each link's blocked rate at the
+    /// bits per item it holds, combined over the chain.
+    pub fn estimated_rate(&self) -> f64 {
+        crate::bloom::combined_rate(self.links.iter().map(|link| {
+            if link.size == 0 {
+                return 0.0;
+            }
+            let bits_per_item = (link.shape.blocks * sizing::BLOCK_BITS) as f64 / link.size as f64;
+            // Past a block's own bits per item every block is saturated: the sum over loads
+            // would only grow with the items a client added.
+            if bits_per_item < 1.0 {
+                return 1.0;
+            }
+            sizing::false_positive_rate(bits_per_item, link.shape.hashes)
+        }))
+    }
+
+    /// The `Size` a new filter for `capacity` items at `error` reports (`BF.ESTIMATE`): its
+    /// first link, sized as [`Blocked::new`] sizes it.
+    pub fn size_for(capacity: u64, error: f64, scaling: bool) -> Result<u64, CreateError> {
+        if !(error > 0.0 && error < 1.0) {
+            return Err(CreateError::Invalid);
+        }
+        let link_error = if scaling {
+            error * ERROR_TIGHTENING
+        } else {
+            error
+        };
+        let shape = BlockShape::new(capacity, link_error)?;
+        reported_size::<BlockLink>(1, shape.bytes()).ok_or(CreateError::TooLarge)
+    }
+
     /// A new empty filter. A scaling filter's first link gets half the requested error rate,
     /// as RedisBloom's does, so the whole chain stays within it; a non-scaling one gets all
     /// of it.

@@ -175,7 +175,44 @@ impl LinkShape {
     }
 }
 
+/// The false-positive rate of a Bloom link of `bits` positions and `hashes` probes holding
+/// `items`: `(1 - e^(-k·n/m))^k`, the classic estimate from its fill.
+pub fn fill_rate(bits: u64, hashes: u32, items: u64) -> f64 {
+    if bits == 0 || items == 0 {
+        return 0.0;
+    }
+    let k = f64::from(hashes);
+    let set = 1.0 - (-k * items as f64 / bits as f64).exp();
+    set.powf(k).clamp(0.0, 1.0)
+}
+
+/// The rate of filters read one after the other (a chain's links, a window's generations):
+/// an absent item is reported present when any of them reports it.
+pub fn combined_rate(rates: impl IntoIterator<Item = f64>) -> f64 {
+    1.0 - rates
+        .into_iter()
+        .fold(1.0, |clear, rate| clear * (1.0 - rate.clamp(0.0, 1.0)))
+}
+
 impl<C: Cells> Link<C> {
+    /// The false-positive rate estimated from this link's fill ([`fill_rate`]).
+    pub fn estimated_rate(&self) -> f64 {
+        let bits = if self.bits == 0 {
+            1u64 << self.n2.min(63)
+        } else {
+            self.bits
+        };
+        fill_rate(bits, self.hashes, self.size)
+    }
+
+    /// A chain's estimated rate: its links' combined.
+    pub fn chain_rate<'a>(links: impl IntoIterator<Item = &'a Self>) -> f64
+    where
+        C: 'a,
+    {
+        combined_rate(links.into_iter().map(Link::estimated_rate))
+    }
+
     /// Allocates the zeroed array of a shape whose size the caller has checked.
     pub fn allocate(shape: &LinkShape, force64: bool) -> Result<Self, LinkError> {
         let bytes = usize::try_from(shape.bytes).map_err(|_| LinkError::TooLarge)?;

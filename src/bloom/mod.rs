@@ -17,7 +17,8 @@ pub use dump::{
 pub use growth::{reported_size, Chain, ChainLink, SetLink};
 pub(crate) use link::prefetch;
 pub use link::{
-    Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
+    combined_rate, fill_rate, Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64,
+    OPT_NOROUND, OPT_NO_SCALING,
 };
 pub use rdb::ENCODING_VERSION;
 
@@ -182,6 +183,13 @@ impl<C: Cells> Chain<Link<C>> {
             return Err(CreateError::TooLarge);
         }
         Ok((options, shape))
+    }
+
+    /// The `Size` a new chain for `capacity` items at `error` reports (`BF.ESTIMATE`): its
+    /// first link, which takes `capacity` items before the chain grows.
+    pub fn size_for(capacity: u64, error: f64, scaling: bool) -> Result<u64, CreateError> {
+        let (_, shape) = Self::first_link(capacity, error, scaling, u64::MAX)?;
+        reported_size::<Link<C>>(1, shape.bytes).ok_or(CreateError::TooLarge)
     }
 
     /// Whether the chain hashes with MurmurHash64A (all filters created since RedisBloom 2.0).

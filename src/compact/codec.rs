@@ -242,8 +242,8 @@ impl Compact {
     /// table takes all of it. Commands always leave that much (an add that puts an entry
     /// beside an old one matching its item reserves a slot; only its move's merge takes it
     /// back), so this refuses only a header that understates its reserve, or a cursor set
-    /// back (the quotients moved again then meet their own entries): issue 35's first
-    /// finding, whose values lost items two writes later.
+    /// back (the quotients moved again then meet their own entries), values that would
+    /// lose items two writes later.
     fn check_reserve(&self) -> Result<(), LoadError> {
         if !self.is_loaded() {
             return Ok(());

@@ -1,4 +1,4 @@
-//! The model behind the choice of growth (issue 32), printed rather than asserted:
+//! The model behind the choice of growth, printed rather than asserted:
 //! `cargo test --release --lib compact::design -- --ignored --nocapture`.
 //!
 //! Bytes of candidate designs at 12 sizes per decade from 100 to 1,000,000 items, against
@@ -300,8 +300,8 @@ fn design_table() {
     }
 }
 
-/// The feed's floor (issue 32 asks a user's filter at 0.03× a SET of its items, at the
-/// tiers' measured false-positive rate): at `n` items and rate `p`, the information-theoretic
+/// The feed's floor (a user's filter at 0.03× a SET of its items, at the tiers' measured
+/// false-positive rate): at `n` items and rate `p`, the information-theoretic
 /// bytes, an exactly sized static Elias-Fano set of the items' fingerprints (what no
 /// growing filter beats: it knows `n`), that set in its allocator size class with a header
 /// word, and a compact filter grown to `n` (its value and segments, as `MEMORY USAGE` counts
@@ -339,7 +339,7 @@ fn feed_floor() {
     }
 }
 
-/// What storing the built filter's own segments otherwise takes (issue 32's mean at 1 %:
+/// What storing the built filter's own segments otherwise takes (the mean at 1 %:
 /// what bounds it), grown item by item as above. Each layout is computed from the real
 /// segments at every size (their entries decoded, their parts' sizes as `Segment` lays them
 /// out):

@@ -1,5 +1,5 @@
 //! Incremental doubling: a full table is replaced by one twice its size a few quotients at a
-//! time, so no command rebuilds the whole table (issue 26: a doubling took 402 ms at 10M
+//! time, so no command rebuilds the whole table (a doubling at once took 402 ms at 10M
 //! items in one `BF.MADD`).
 //!
 //! When an add finds the table at its load limit, a table twice the size is allocated (fresh

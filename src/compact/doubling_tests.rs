@@ -1,4 +1,4 @@
-//! Issue 35 against the incremental doubling: what a value says about its doubling (cursor,
+//! Crafted values against the incremental doubling: what a value says about its doubling (cursor,
 //! reserve) is checked against its tables, and a doubling finished at once is planned before
 //! anything changes.
 

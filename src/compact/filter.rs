@@ -89,6 +89,15 @@ impl CompactFilter {
         matches!(self, CompactFilter::Segments(_))
     }
 
+    /// The false-positive rate estimated from the entries held; 0 while chunks arrive (every
+    /// item reads absent then).
+    pub fn estimated_rate(&self) -> f64 {
+        match self {
+            CompactFilter::Segments(f) => f.estimated_rate(),
+            CompactFilter::Arriving(_) | CompactFilter::Older(_) => 0.0,
+        }
+    }
+
     /// Items held (BF.CARD; while chunks arrive, what the header says).
     pub fn len(&self) -> u64 {
         match self {

@@ -256,7 +256,7 @@ fn older_encodings_convert_with_every_item() {
     }
 }
 
-/// The older filter the first wave stored (encoding 1, a repeated entry per add) converts.
+/// A filter of encoding 1 (a repeated entry per add) converts.
 #[test]
 fn encoding_1_converts() {
     let mut old = Compact::new(1, 0.001, true, NO_LIMIT).unwrap();

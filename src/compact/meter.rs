@@ -1,4 +1,4 @@
-//! A work meter for the model check (issue 26): slots a compact filter's operation read or
+//! A work meter for the model check: slots a compact filter's operation read or
 //! moved, counted where the table walks (runs read, clusters walked, slots shifted), the
 //! step of a doubling each write moves included; apart from them only a doubling finished
 //! in one go (the one case of a table crowded with void entries; see `doubling`), plus both

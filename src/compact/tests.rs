@@ -591,11 +591,10 @@ fn counters_hold_the_counts_of_a_multiset() {
     }
 }
 
-/// F4 (issue 26): `0.5` error, deletable, 100,000 adds of one item, then random adds of
+/// Many adds of one item: `0.5` error, deletable, 100,000 adds of one item, then random adds of
 /// new items and deletes of items with adds outstanding (half of them of the first item),
-/// checked against a multiset. On the code before the fix, block offsets drifted at step
-/// 9,423 (a block before a saturated one missed its bump), and a delete then broke the
-/// table's metadata.
+/// checked against a multiset. A table whose block offsets drift (a block before a saturated
+/// one missing its bump, at step 9,423) fails here: a delete then breaks the table's metadata.
 #[test]
 fn heavy_duplicates_then_adds_and_deletes_keep_every_item() {
     let mut rng = Rng::new(4);

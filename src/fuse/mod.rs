@@ -18,6 +18,7 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use build::{build, shape_for, working_bytes, BuildError};
@@ -101,6 +102,25 @@ impl FreezeJob {
         Ok(Frozen { items, table })
     }
 
+    /// [`FreezeJob::run`], counting in `read` the hashes the current attempt has read (each
+    /// attempt reads them twice; a retry with another seed starts again from 0).
+    pub fn run_counted(&self, read: &AtomicU64) -> Result<Frozen, BuildError> {
+        let items = self.set.len();
+        let hashes = || {
+            read.store(0, Ordering::Relaxed);
+            self.set.iter().inspect(|_| {
+                read.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let table = build(hashes, items, self.width)?;
+        Ok(Frozen { items, table })
+    }
+
+    /// The address of the hashes the job works from: it names the freeze.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.set) as usize
+    }
+
     /// Whether no builder shares the job's hashes any more.
     pub fn is_last(&self) -> bool {
         Arc::strong_count(&self.set) == 1
@@ -115,6 +135,14 @@ impl FreezeJob {
 }
 
 impl StaticFilter {
+    /// The `Size` the filter frozen from `capacity` items at `error` reports (`BF.ESTIMATE`):
+    /// the table a freeze builds for them.
+    pub fn size_for(capacity: u64, error: f64) -> Result<u64, CreateError> {
+        let width = width_for(error).ok_or(CreateError::Invalid)?;
+        let shape = shape_for(capacity, width).map_err(|_| CreateError::TooLarge)?;
+        Ok(FILTER_OVERHEAD + shape.bytes())
+    }
+
     /// An empty builder.
     pub fn new(capacity: u64, error: f64) -> Result<Self, CreateError> {
         if capacity < 1 || width_for(error).is_none() {
@@ -141,8 +169,25 @@ impl StaticFilter {
         }
     }
 
+    /// The false-positive rate: a builder's only false positives are items whose 64-bit hash
+    /// equals one held (`n · 2^-64`); a frozen table's, a fingerprint match, `2^-w`.
+    pub fn estimated_rate(&self) -> f64 {
+        match &self.state {
+            State::Building(set) => set.len() as f64 * 2f64.powi(-64),
+            State::Frozen(frozen) => 2f64.powi(-(frozen.table.shape.width.min(64) as i32)),
+        }
+    }
+
     pub fn is_frozen(&self) -> bool {
         matches!(self.state, State::Frozen(_))
+    }
+
+    /// The [`FreezeJob::id`] of a freeze running from this builder.
+    pub fn freeze_id(&self) -> Option<usize> {
+        match &self.state {
+            State::Building(set) if Arc::strong_count(set) > 1 => Some(Arc::as_ptr(set) as usize),
+            _ => None,
+        }
     }
 
     /// Whether a freeze is running from this builder.

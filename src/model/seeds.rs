@@ -1,4 +1,4 @@
-//! Seed corpora for the fuzz targets (issue 35): values of every kind but static that
+//! Seed corpora for the fuzz targets: values of every kind but static that
 //! commands built, grown past their first link or sub-filter, framed as each target reads
 //! a LOADCHUNK header and its chunks; and the same with one byte of the header changed (each
 //! position, XOR 0x01 and XOR 0x80), so the fuzzers start from crafted values next to genuine

@@ -1,6 +1,6 @@
 //! The bounded, deterministic model check that `make test` runs: every kind, fixed seeds,
 //! loose (0.5), tight (1e-9) and default (0.01) error rates, small capacities so values grow,
-//! deletes where the kind has them, and sequences of F4's shape (issue 26): many adds of one
+//! deletes where the kind has them, and sequences of one shape known to be hard: many adds of one
 //! item, then thousands of adds of new items mixed with deletes of items with adds outstanding.
 
 use super::*;
@@ -78,7 +78,7 @@ fn random_sequences<K: Kind>(seed: u64, variants: &[u8]) {
 /// F4's shape, scaled by `dups` and `batches`: `dups` adds of one item, then `batches`
 /// commands, half of them adding a new item, a third deleting the duplicated item and a sixth
 /// deleting another item with adds outstanding (deletes of the duplicated item shift its long
-/// run back and forth, which is what drifted the block offsets before the fix).
+/// run back and forth, which can drift block offsets that are not kept exactly).
 fn f4_shape(dups: u32, batches: u32, seed: u64) -> Vec<Op> {
     let mut rng = Rng::new(seed);
     let mut ops = vec![Op::Repeat(Pick::Hot(0), dups)];
@@ -159,10 +159,10 @@ fn cuckoo_filters_keep_every_item_with_adds_outstanding() {
     random_sequences::<Cuckoo>(0x3007, &[0, 0x05, 0x1a, 0x22]);
 }
 
-/// F4 at full size (issue 26): at 0.5 from the smallest table, 100,000 adds of one item, then
-/// 13,500 adds of new items and deletes of items with adds outstanding. On the compact table
-/// before the fix it fails at step 104,955 (the 4,955th batch): a delete of another item
-/// leaves item 2049, added once, reading absent.
+/// Many adds of one item at full size: at 0.5 from the smallest table, 100,000 adds of one
+/// item, then 13,500 adds of new items and deletes of items with adds outstanding. A compact table that
+/// mis-kept its block offsets failed at step 104,955 (the 4,955th batch): a delete of another
+/// item left item 2049, added once, reading absent.
 #[test]
 fn compact_counting_survives_f4() {
     f4::<CompactCounting>(0.5, 100_000, 13_500, 0xf4);
@@ -295,7 +295,7 @@ fn chain_kinds_from_crafted_headers_keep_their_promises() {
     assert!(crafted_headers::<Counting, _>(&counting.0, 0x3103) > 0);
 }
 
-/// Compact filters split to several segments (issue 35: the model check starts from crafted
+/// Compact filters split to several segments (the model check starts from crafted
 /// mid-growth values too): the fields the segments do not determine (items down, the error
 /// rate's low bits, the secret, the first level) load changed and keep every promise.
 #[test]

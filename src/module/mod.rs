@@ -58,7 +58,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     match parsed {
         Ok(arguments) => arguments.apply(),
         Err(reason) => {
-            ffi::log(c"warning", reason);
+            ffi::log(c"warning", &reason);
             return Status::Err;
         }
     }
@@ -94,7 +94,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 /// Registers one command of the table, then its ACL categories and its documentation.
 fn register(ctx: RawCtx, command: &Command) -> Result<(), String> {
     let name = command.name;
-    registry::create_command(ctx, name, command.handler, command.flags)?;
+    let has_key = !table::KEYLESS.contains(&name);
+    registry::create_command(ctx, name, command.handler, command.flags, has_key)?;
     registry::set_acl_categories(ctx, name, || table::acl_categories(command))?;
     match &command.doc {
         Some(doc) => registry::set_command_info(ctx, name, doc),

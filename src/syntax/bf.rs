@@ -134,6 +134,9 @@ pub enum BfInfoField {
     Filters,
     Items,
     Expansion,
+    /// bloomrs's own: the false-positive rate estimated from the filter's fill. Never part
+    /// of the full reply, which stays RedisBloom's.
+    Rate,
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -471,15 +474,47 @@ fn insert_option(
     Ok(Step::Next(i + 2))
 }
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]: the one field asked for, or
-/// `None` for all. RedisBloom reads the field only after finding the key.
+/// The arguments of a command that has no key, read as if a key stood at position 1.
+struct WithKey<'a, A>(&'a A);
+
+impl<A: Argv> Argv for WithKey<'_, A> {
+    fn len(&self) -> usize {
+        self.0.len() + 1
+    }
+
+    fn bytes(&self, i: usize) -> &[u8] {
+        match i {
+            0 => self.0.bytes(0),
+            1 => b"",
+            _ => self.0.bytes(i - 1),
+        }
+    }
+
+    fn int(&self, i: usize) -> Option<i64> {
+        (i >= 2).then(|| self.0.int(i - 1)).flatten()
+    }
+
+    fn double(&self, i: usize) -> Option<f64> {
+        (i >= 2).then(|| self.0.double(i - 1)).flatten()
+    }
+}
+
+/// BF.ESTIMATE error_rate capacity [the options of BF.RESERVE]: the same options, checked the
+/// same way, with no key.
+pub fn parse_bf_estimate(args: &impl Argv) -> Result<BloomOptions, ArgError> {
+    parse_bf_reserve(&WithKey(args))
+}
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | RATE]: the one field asked
+/// for, or `None` for all. RedisBloom reads the field only after finding the key.
 pub fn parse_bf_info_field(args: &impl Argv) -> Result<Option<BfInfoField>, ArgError> {
-    const FIELDS: [(&str, BfInfoField); 5] = [
+    const FIELDS: [(&str, BfInfoField); 6] = [
         ("capacity", BfInfoField::Capacity),
         ("size", BfInfoField::Size),
         ("filters", BfInfoField::Filters),
         ("items", BfInfoField::Items),
         ("expansion", BfInfoField::Expansion),
+        ("rate", BfInfoField::Rate),
     ];
     match args.len() {
         2 => Ok(None),

@@ -385,6 +385,7 @@ fn info_field_is_an_exact_case_insensitive_word() {
                 &["BF.INFO", "k", "EXPANSION"],
                 Ok(Some(BfInfoField::Expansion)),
             ),
+            (&["BF.INFO", "k", "RATE"], Ok(Some(BfInfoField::Rate))),
             (&["BF.INFO", "k", "cap"], Err(UnknownInfoField)),
             (&["BF.INFO", "k", ""], Err(UnknownInfoField)),
             (&["BF.INFO", "k", "size", "x"], Err(Arity)),

@@ -325,3 +325,56 @@ pub fn events(client: &mut Client, count: usize) -> Vec<String> {
         })
         .collect()
 }
+
+/// `bf.max-filter-bytes` unless a test sets it.
+pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4294967296;
+
+/// The refusal of a filter larger than `bf.max-filter-bytes` allows (deviation D1):
+/// RedisBloom's text, then the setting and its value.
+pub fn too_large(max_filter_bytes: u64) -> Reply {
+    err(&format!(
+        "ERR Insufficient memory to create filter: the filter would be larger than \
+         bf.max-filter-bytes ({max_filter_bytes} bytes); raise it with CONFIG SET bf.max-filter-bytes"
+    ))
+}
+
+/// The reply to an item whose scale-out `bf.max-filter-bytes` refused: RedisBloom's text,
+/// then the setting and its value.
+pub fn cannot_grow(max_filter_bytes: u64) -> Reply {
+    err(&format!(
+        "ERR problem inserting into filter: the filter cannot grow its next link past \
+         bf.max-filter-bytes ({max_filter_bytes} bytes); raise it with CONFIG SET bf.max-filter-bytes"
+    ))
+}
+
+/// The same refusals where what `maxmemory` (in bytes) leaves free was the limit.
+pub fn too_large_for_maxmemory(maxmemory: u64) -> Reply {
+    err(&format!(
+        "ERR Insufficient memory to create filter: the filter would be larger than what \
+         maxmemory ({maxmemory} bytes) leaves free; free memory or raise maxmemory"
+    ))
+}
+
+/// The reply to an item whose scale-out `maxmemory` (in bytes) refused.
+pub fn cannot_grow_for_maxmemory(maxmemory: u64) -> Reply {
+    err(&format!(
+        "ERR problem inserting into filter: the filter cannot grow its next link past what \
+         maxmemory ({maxmemory} bytes) leaves free; free memory or raise maxmemory"
+    ))
+}
+
+/// The reply to a cuckoo insert whose new sub-filter `bf.max-filter-bytes` refused.
+pub fn cuckoo_too_large(max_filter_bytes: u64) -> Reply {
+    err(&format!(
+        "ERR Insufficient memory: the filter would be larger than bf.max-filter-bytes \
+         ({max_filter_bytes} bytes); raise it with CONFIG SET bf.max-filter-bytes"
+    ))
+}
+
+/// The same where what `maxmemory` (in bytes) leaves free was the limit.
+pub fn cuckoo_too_large_for_maxmemory(maxmemory: u64) -> Reply {
+    err(&format!(
+        "ERR Insufficient memory: the filter would be larger than what maxmemory \
+         ({maxmemory} bytes) leaves free; free memory or raise maxmemory"
+    ))
+}

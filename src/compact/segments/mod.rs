@@ -684,6 +684,30 @@ impl Segmented {
     }
 
     /// Items held (BF.CARD).
+    /// The false-positive rate estimated from the entries held: an entry of `b` bits matches
+    /// an absent item with probability `2^-b`, and each generation before the current one
+    /// holds at most its entries at its bits; the current generation's share is what is left
+    /// of the entries, at the bits new entries get.
+    pub fn estimated_rate(&self) -> f64 {
+        let first = u32::from(self.first_level);
+        let current = u32::from(self.level.saturating_sub(self.first_level));
+        let mut left = self.entries as f64;
+        let mut rate = 0.0;
+        for g in 0..current {
+            let (Some(most), Some(bits)) = (
+                generation_entries(self.error, first, g),
+                total_bits(self.error, first, g),
+            ) else {
+                break;
+            };
+            let held = most.min(left);
+            rate += held * power_of_two(-i32::try_from(bits).unwrap_or(i32::MAX));
+            left -= held;
+        }
+        rate += left * power_of_two(-i32::from(self.fresh_bits));
+        rate.clamp(0.0, 1.0)
+    }
+
     pub fn len(&self) -> u64 {
         self.items
     }

@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 
-use crate::bloom::AddError;
+use crate::bloom::{format_g, AddError};
 use crate::budget::Budget;
 use crate::counting::DeleteError;
 use crate::module::ffi::{Args, Ctx, Slot};
@@ -12,7 +12,7 @@ use crate::module::state::errors::*;
 use crate::module::state::settings;
 use crate::module::state::stats;
 use crate::syntax::bf::{
-    parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
+    parse_bf_estimate, parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
 use crate::syntax::ByteArgs;
@@ -146,7 +146,7 @@ fn insert_items(
             }
             // A full non-scaling filter ends the batch; a failed scale-out does not.
             Err(e) => {
-                ctx.reply_error(e.text());
+                ctx.reply_refusal(e.text());
                 e != AddError::Full
             }
         }
@@ -314,7 +314,7 @@ fn with_filter(
     }
 }
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | RATE]
 pub fn info(ctx: Ctx, args: Args) -> CommandResult {
     if !(2..=3).contains(&args.len()) {
         return Err(CommandError::Arity);
@@ -362,19 +362,41 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
             }
             return Ok(());
         };
+        let one_field = |name: &CStr| {
+            if ctx.is_resp3() {
+                ctx.reply_map(1);
+                ctx.reply_simple(name);
+            } else {
+                ctx.reply_array(1);
+            }
+        };
+        if wanted == BfInfoField::Rate {
+            one_field(c"Rate");
+            ctx.reply_bulk(format_g(filter.estimated_rate()).as_bytes());
+            return Ok(());
+        }
         let (_, name, value) = fields
             .into_iter()
             .find(|(field, _, _)| *field == Some(wanted))
             .ok_or(INVALID_INFO_FIELD)?;
-        if ctx.is_resp3() {
-            ctx.reply_map(1);
-            ctx.reply_simple(name);
-        } else {
-            ctx.reply_array(1);
-        }
+        one_field(name);
         reply_value(value);
         Ok(())
     })
+}
+
+/// BF.ESTIMATE error_rate capacity [the options of BF.RESERVE]: the `Size` a filter of that
+/// kind holding `capacity` items would report, and its bits per item; creates nothing.
+pub fn estimate(ctx: Ctx, args: Args) -> CommandResult {
+    let options = parse_bf_estimate(&args)?;
+    let size = kinds::estimated_size(&options)?.ok_or(ESTIMATE_NOT_SIZED)?;
+    let bits_per_item = size as f64 * 8.0 / options.capacity as f64;
+    ctx.reply_map(2);
+    ctx.reply_simple(c"Size");
+    ctx.reply_int(stats::saturating(size));
+    ctx.reply_simple(c"Bits per item");
+    ctx.reply_bulk(format_g(bits_per_item).as_bytes());
+    Ok(())
 }
 
 /// BF.CARD key

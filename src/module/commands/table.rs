@@ -96,6 +96,7 @@ const BF_INFO_FIELDS: &[Arg] = &[
     flag(c"FILTERS", c"filters"),
     flag(c"ITEMS", c"items"),
     flag(c"EXPANSION", c"expansion"),
+    flag(c"RATE", c"rate"),
 ];
 
 const ONE: &CStr = c"O(k), where k is the number of hash functions used by the last sub-filter";
@@ -126,6 +127,9 @@ pub static COMMANDS: &[Command] = &[
     Command { name: c"bf.info", handler: entry!(bf::info), flags: READ, acl_fast: true,
         doc: Some(Doc { summary: c"Returns information about a Bloom Filter", complexity: c"O(1)", since: c"1.0.0",
             args: &[KEY, Arg { optional: true, ..arg(c"single_value", ArgKind::OneOf(BF_INFO_FIELDS)) }] }) },
+    Command { name: c"bf.estimate", handler: entry!(bf::estimate), flags: READ, acl_fast: true,
+        doc: Some(Doc { summary: c"Returns the size a Bloom filter of these options holding its capacity would take, without creating it", complexity: c"O(1)", since: c"0.1.0",
+            args: &[arg(c"error_rate", ArgKind::Double), arg(c"capacity", ArgKind::Integer), optional(c"EXPANSION", c"expansion", ArgKind::Integer), flag(c"NONSCALING", c"nonscaling"), WINDOW, GENERATIONS, COUNTING, COMPACT, BLOCKED, STATIC] }) },
     Command { name: c"bf.card", handler: entry!(bf::card), flags: READ, acl_fast: true,
         doc: Some(Doc { summary: c"Returns the cardinality of a Bloom filter", complexity: c"O(1)", since: c"2.4.4",
             args: &[KEY] }) },
@@ -199,6 +203,9 @@ pub static COMMANDS: &[Command] = &[
     #[cfg(feature = "fault-injection")]
     Command { name: c"bf.__fault", handler: entry!(super::fault::inject), flags: READ, acl_fast: false, doc: None },
 ];
+
+/// The commands with no key (every other one has its key at position 1).
+pub const KEYLESS: &[&CStr] = &[c"bf.estimate"];
 
 /// Command-name prefix → ACL category of that family.
 pub const FAMILIES: &[(&str, &str)] = &[("bf.", "bloom"), ("cf.", "cuckoo")];

@@ -13,7 +13,7 @@ use super::clock::now_ms;
 use super::key::Key;
 use super::raw::{api, string_bytes, RawCtx, RawString};
 use super::server::{Admission, Live};
-use crate::module::state::errors::{CommandError, CommandResult};
+use crate::module::state::errors::{with_bound, CommandError, CommandResult};
 use crate::syntax::Argv;
 
 /// The elements replied so far into the array whose length is postponed, while one is
@@ -256,6 +256,15 @@ impl Ctx {
         unsafe { api!(RedisModule_ReplyWithMap)(self.raw, len as _) };
     }
 
+    /// A refusal: the text as given, with the limit that was met after RedisBloom's words when
+    /// the refusal is for size (`errors::with_bound`).
+    pub fn reply_refusal(&self, text: &'static CStr) {
+        match with_bound(text, self.admission().bound()) {
+            Some(detailed) => self.reply_error(&detailed),
+            None => self.reply_error(text),
+        }
+    }
+
     /// An error sent exactly as given (RedisBloom's texts sometimes lack the `ERR ` prefix).
     pub fn reply_error(&self, text: &CStr) {
         element();
@@ -374,7 +383,7 @@ pub fn run_command(
     match catch_unwind(AssertUnwindSafe(|| handler(ctx, args))) {
         Ok(Ok(())) => {}
         Ok(Err(CommandError::Arity)) => ctx.reply_wrong_arity(),
-        Ok(Err(CommandError::Reply(text))) => ctx.reply_error(text),
+        Ok(Err(CommandError::Reply(text))) => ctx.reply_refusal(text),
         Err(_) => ctx.reply_error(c"ERR bloomrs internal error (see the server log)"),
     }
     // An array the handler left open (it panicked, or erred, within it) ends with the error

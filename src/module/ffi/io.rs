@@ -190,6 +190,7 @@ unsafe extern "C" fn info_section(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_
         for (name, value) in stats::info_fields() {
             raw::add_info_field_long_long(ctx, name, value);
         }
+        raw::add_info_field_str(ctx, "static_freeze", &stats::freezes_now().1);
     })
 }
 

@@ -46,16 +46,26 @@ pub struct Doc {
     pub args: &'static [Arg],
 }
 
-/// Registers `handler` as `name` with these command flags; key at position 1.
+/// Registers `handler` as `name` with these command flags; key at position 1, or none.
 pub fn create_command(
     ctx: RawCtx,
     name: &CStr,
     handler: Handler,
     flags: &CStr,
+    has_key: bool,
 ) -> Result<(), String> {
-    // SAFETY: registers a static entry point under a NUL-terminated name; key at 1.
+    let key = c_int::from(has_key);
+    // SAFETY: registers a static entry point under a NUL-terminated name; key at 1 or none.
     let status = unsafe {
-        api!(RedisModule_CreateCommand)(ctx, name.as_ptr(), Some(handler), flags.as_ptr(), 1, 1, 1)
+        api!(RedisModule_CreateCommand)(
+            ctx,
+            name.as_ptr(),
+            Some(handler),
+            flags.as_ptr(),
+            key,
+            key,
+            key,
+        )
     };
     if status != raw::REDISMODULE_OK as c_int {
         return Err(format!("cannot register {name:?}"));

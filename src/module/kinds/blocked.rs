@@ -68,6 +68,10 @@ impl BloomValue for Blocked {
         self.size
     }
 
+    fn estimated_rate(&self) -> f64 {
+        Blocked::estimated_rate(self)
+    }
+
     fn info(&self) -> Info {
         Info {
             capacity: self.capacity(),

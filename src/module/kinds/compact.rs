@@ -73,6 +73,10 @@ impl BloomValue for CompactFilter {
         self.len()
     }
 
+    fn estimated_rate(&self) -> f64 {
+        CompactFilter::estimated_rate(self)
+    }
+
     fn info(&self) -> Info {
         Info {
             capacity: self.capacity(),

@@ -7,7 +7,7 @@ use redis_module::native_types::RedisType;
 
 use super::chain::{digest_chain, link_line, relocate_chain};
 use super::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Deletes, Info, Write};
-use crate::bloom::{AddError, Cells, ChunkError, CreateError, HeaderError};
+use crate::bloom::{AddError, Cells, ChunkError, CreateError, HeaderError, Link};
 use crate::budget::Budget;
 use crate::counting::{Counter4, CountingFilter, DeleteError, ENCODING_VERSION, MAGIC};
 use crate::module::ffi::io::Digest;
@@ -58,6 +58,10 @@ impl BloomValue for CountingFilter {
 
     fn card(&self) -> u64 {
         self.items
+    }
+
+    fn estimated_rate(&self) -> f64 {
+        Link::chain_rate(&self.chain.links)
     }
 
     fn info(&self) -> Info {

@@ -44,8 +44,8 @@ use std::ffi::{c_void, CStr};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::bloom::{pieces, AddError, ChunkError, CreateError, HeaderError};
-use crate::counting::DeleteError;
+use crate::bloom::{pieces, AddError, Chain, ChunkError, CreateError, HeaderError, Link};
+use crate::counting::{Counter4, DeleteError};
 use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
 use crate::module::ffi::{guard, Key, Member, RawString, Slot};
 use crate::module::state::stats::Measured;
@@ -83,6 +83,26 @@ pub fn add_one_by_one(
     }
 }
 
+/// The `Size` a new filter of `options` holding `options.capacity` items would report
+/// (`BF.ESTIMATE`), worked out from the same sizing its creation uses; `None` for the kinds
+/// whose size follows the items themselves (compact, windowed).
+pub fn estimated_size(options: &BloomOptions) -> Result<Option<u64>, CreateError> {
+    let o = options;
+    if o.compact || o.window.is_some() {
+        return Ok(None);
+    }
+    let size = if o.static_set {
+        crate::fuse::StaticFilter::size_for(o.capacity, o.error)?
+    } else if o.blocked {
+        crate::blocked::Blocked::size_for(o.capacity, o.error, o.scaling)?
+    } else if o.counting {
+        Chain::<Link<Counter4>>::size_for(o.capacity, o.error, o.scaling)?
+    } else {
+        Chain::<Link>::size_for(o.capacity, o.error, o.scaling)?
+    };
+    Ok(Some(size))
+}
+
 /// A Bloom-family value: the operations the `BF.*` commands need.
 pub trait BloomValue {
     /// Adds the items in order; `answer` receives each outcome (true: the item was absent
@@ -118,6 +138,10 @@ pub trait BloomValue {
 
     /// Items held (`BF.CARD`).
     fn card(&self) -> u64;
+
+    /// The false-positive rate estimated from what the value holds now (`BF.INFO key RATE`):
+    /// past its capacity a non-scaling filter shows it climbing.
+    fn estimated_rate(&self) -> f64;
 
     fn info(&self) -> Info;
 

@@ -7,7 +7,7 @@ use redis_module::native_types::RedisType;
 
 use super::chain::{digest_chain, link_line, relocate_chain};
 use super::{aof_rewrite, digest, BloomKind, BloomValue, Chunk, Info, Write};
-use crate::bloom::{AddError, Chain, ChunkError, CreateError, HeaderError};
+use crate::bloom::{AddError, Chain, ChunkError, CreateError, HeaderError, Link};
 use crate::budget::Budget;
 use crate::module::ffi::io::Digest;
 use crate::module::types::{callbacks, filter_value};
@@ -47,6 +47,10 @@ impl BloomValue for Chain {
 
     fn card(&self) -> u64 {
         self.size
+    }
+
+    fn estimated_rate(&self) -> f64 {
+        Link::chain_rate(&self.links)
     }
 
     fn info(&self) -> Info {

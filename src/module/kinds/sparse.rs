@@ -1,5 +1,5 @@
 //! The sparse kind (`bloomrsSP`): a Bloom filter that keeps its items' hash pairs until it
-//! would be larger than its dense chain (issue 16, `src/sparse/`), as the `BF.*` commands see
+//! would be larger than its dense chain (`src/sparse/`), as the `BF.*` commands see
 //! it through [`BloomValue`], and `BF.PROMOTE`.
 //!
 //! The primary decides the encoding and the promotion; replicas and AOF replay follow its
@@ -136,6 +136,11 @@ impl BloomValue for Sparse {
 
     fn card(&self) -> u64 {
         self.len()
+    }
+
+    /// A sparse filter answers from its items' 128-bit hashes: exactly, but for collisions.
+    fn estimated_rate(&self) -> f64 {
+        0.0
     }
 
     fn info(&self) -> Info {

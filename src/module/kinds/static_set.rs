@@ -14,6 +14,8 @@
 //! block, builders up to [`SYNC_MAX_ITEMS`] freeze at once and larger ones are refused.
 
 use std::ffi::{c_void, CStr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use redis_module::native_types::RedisType;
 
@@ -29,7 +31,7 @@ use crate::module::ffi::blocking::{run_in_background, Background};
 use crate::module::ffi::io::{emit_effect, value_ref, AofIo, Digest};
 use crate::module::ffi::{guard, log, Args, Ctx, RawString, Slot};
 use crate::module::state::errors::*;
-use crate::module::state::stats::{self, Measure, Measured, Totals};
+use crate::module::state::stats::{self, FreezeProgress, Measure, Measured, Totals};
 use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
 
@@ -110,6 +112,10 @@ impl BloomValue for StaticFilter {
         StaticFilter::card(self)
     }
 
+    fn estimated_rate(&self) -> f64 {
+        StaticFilter::estimated_rate(self)
+    }
+
     fn info(&self) -> Info {
         let bytes = self.reported_bytes();
         let items = self.card();
@@ -118,22 +124,31 @@ impl BloomValue for StaticFilter {
             State::Frozen(frozen) => frozen.table.slots.len() as u64,
             State::Building(_) => 0,
         };
+        let mut extra = vec![
+            (c"Frozen", i64::from(self.is_frozen())),
+            (c"Freezing", i64::from(self.is_freezing())),
+            (c"Fingerprint bits", i64::from(self.width())),
+            (c"Table bytes", stats::saturating(table)),
+            (
+                c"Bits per item (thousandths)",
+                stats::saturating(milli_bits),
+            ),
+        ];
+        // While a freeze runs: its step (1 builds the table, 2 propagates it), how far it is
+        // and of what total (hashes read, then table bytes sent).
+        if let Some(progress) = self.freeze_id().and_then(stats::freeze_of) {
+            let (step, done, total) = progress.now();
+            extra.push((c"Freeze step", step));
+            extra.push((c"Freeze done", stats::saturating(done)));
+            extra.push((c"Freeze total", stats::saturating(total)));
+        }
         Info {
             capacity: self.capacity,
             size: bytes,
             filters: 1,
             items,
             expansion: None,
-            extra: vec![
-                (c"Frozen", i64::from(self.is_frozen())),
-                (c"Freezing", i64::from(self.is_freezing())),
-                (c"Fingerprint bits", i64::from(self.width())),
-                (c"Table bytes", stats::saturating(table)),
-                (
-                    c"Bits per item (thousandths)",
-                    stats::saturating(milli_bits),
-                ),
-            ],
+            extra,
         }
     }
 
@@ -225,11 +240,20 @@ struct Freeze {
     on_replica: bool,
     /// Whether it runs in steps across event-loop turns (not inside MULTI or a script).
     background: bool,
+    /// How far it is, for `BF.INFO` of the key and `INFO bf`.
+    progress: Arc<FreezeProgress>,
+}
+
+impl Drop for Freeze {
+    fn drop(&mut self) {
+        stats::freeze_ended(&self.progress);
+    }
 }
 
 impl Background for Freeze {
     fn work(&mut self) {
-        self.result = self.job.as_ref().map(FreezeJob::run);
+        let read = &self.progress.read;
+        self.result = self.job.as_ref().map(|job| job.run_counted(read));
     }
 
     fn step(&mut self, ctx: Ctx) -> bool {
@@ -285,6 +309,8 @@ impl Freeze {
                 Err(_) => return Err(STATIC_FREEZE_FAILED),
             };
             let header = filter.stage_frozen(frozen);
+            let table = filter.stage_progress().map_or(0, |(_, table)| table);
+            self.progress.table.store(table.max(1), Ordering::Relaxed);
             ctx.replicate(c"BF.FREEZE", name, &[b"STAGE", &header]);
             return Ok(());
         }
@@ -295,6 +321,8 @@ impl Freeze {
             let iter = step.iter.to_string();
             ctx.replicate(c"BF.FREEZE", name, &[b"CHUNK", iter.as_bytes(), step.bytes]);
             self.steps += 1;
+            let sent = filter.stage_progress().map_or(0, |(filled, _)| filled);
+            self.progress.sent.store(sent, Ordering::Relaxed);
             return Ok(());
         }
         let (header, _) = filter.staged().ok_or(STATIC_FREEZE_FAILED)?;
@@ -377,7 +405,9 @@ pub fn freeze(ctx: Ctx, args: Args) -> CommandResult {
         return Err(STATIC_FREEZE_MEMORY.into());
     }
     let items = job.set.len();
+    let progress = stats::freeze_started(job.id(), items);
     let mut freeze = Freeze {
+        progress,
         job: Some(job),
         key: args.bytes(1).to_vec(),
         result: None,

@@ -14,7 +14,7 @@ use redis_module::native_types::RedisType;
 
 use super::chain::{digest_chain, link_line, relocate_chain};
 use super::{aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write};
-use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
+use crate::bloom::{combined_rate, AddError, ChunkError, CreateError, HeaderError, Link};
 use crate::budget::Budget;
 use crate::module::ffi::io::Digest;
 use crate::module::ffi::{clock, Args, Ctx, Slot};
@@ -81,6 +81,13 @@ impl BloomValue for Windowed {
 
     fn card(&self) -> u64 {
         Windowed::card(self, clock::now_ms())
+    }
+
+    fn estimated_rate(&self) -> f64 {
+        combined_rate(
+            self.live(clock::now_ms())
+                .map(|generation| Link::chain_rate(&generation.chain.links)),
+        )
     }
 
     fn info(&self) -> Info {

@@ -96,6 +96,27 @@ impl<S: Server> Admission<S> {
     }
 }
 
+/// The limit a refused allocation met, as a refusal names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// `bf.max-filter-bytes`, in bytes.
+    Setting(u64),
+    /// `maxmemory`, in bytes: what it leaves free was below the setting.
+    Maxmemory(u64),
+}
+
+impl<S: Server> Admission<S> {
+    /// Which limit binds this caller now: `maxmemory` when what it leaves free is below
+    /// `bf.max-filter-bytes`, else the setting.
+    pub fn bound(&self) -> Bound {
+        let cap = settings::max_filter_bytes();
+        match self.headroom(self.server.caller()) {
+            Some(room) if self.binds() && room < cap => Bound::Maxmemory(self.server.maxmemory()),
+            _ => Bound::Setting(cap),
+        }
+    }
+}
+
 impl<S: Server> Budget for Admission<S> {
     fn limit(&self, current: u64) -> u64 {
         let caller = self.server.caller();

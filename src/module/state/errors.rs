@@ -2,12 +2,14 @@
 //! ends in a space), the type a handler returns to send one, and the one place that turns the
 //! core's errors and the syntax's refusals into those replies, keyed by the error.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::cuckoo::{CuckooError, InsertError};
 use crate::fuse::StageError;
 use crate::syntax::{bf, cf};
+
+use super::admission::Bound;
 
 /// Why a command failed: what the client is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +193,29 @@ impl From<cf::ArgError> for CommandError {
     }
 }
 
+/// A refusal for size as the client reads it: RedisBloom's text first (clients and RedisBloom's
+/// own test suites match on it), then the limit that was met, its setting and its value. None
+/// for every other text, which goes as it is.
+pub fn with_bound(text: &'static CStr, bound: Bound) -> Option<CString> {
+    let what = if text == INSUFFICIENT_MEMORY_CREATE || text == CF_INSUFFICIENT_MEMORY {
+        "the filter would be larger than"
+    } else if text == BF_PROBLEM_INSERTING {
+        "the filter cannot grow its next link past"
+    } else {
+        return None;
+    };
+    let limit = match bound {
+        Bound::Setting(bytes) => format!(
+            "bf.max-filter-bytes ({bytes} bytes); raise it with CONFIG SET bf.max-filter-bytes"
+        ),
+        Bound::Maxmemory(bytes) => {
+            format!("what maxmemory ({bytes} bytes) leaves free; free memory or raise maxmemory")
+        }
+    };
+    let head = text.to_str().unwrap_or_default();
+    CString::new(format!("{head}: {what} {limit}")).ok()
+}
+
 pub const WRONG_TYPE: &CStr = c"WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const NOT_FOUND: &CStr = c"ERR not found";
 pub const ITEM_EXISTS: &CStr = c"ERR item exists";
@@ -232,6 +257,7 @@ pub const CHUNK_TOO_BIG: &CStr = c"ERR invalid chunk - Too big for current filte
 // Counting Bloom filters (deviation D12): our own wording.
 pub const NOT_COUNTING: &CStr =
     c"ERR not a counting filter: only filters created with COUNTING can delete items";
+pub const ESTIMATE_NOT_SIZED: &CStr = c"ERR BF.ESTIMATE sizes RedisBloom's filters and COUNTING, BLOCKED and STATIC ones; a COMPACT or WINDOW filter's size follows the items it holds (fill one and ask BF.INFO key SIZE)";
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
 pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";

@@ -69,8 +69,8 @@ pub static MAX_FILTER_BYTES: Numeric = Numeric {
     )
 };
 
-/// Bloom filters that commands create start sparse while they hold at most this many bytes
-/// (issue 16); 0 (the default) creates them dense, as RedisBloom does.
+/// Plain Bloom filters that commands create start sparse while they hold at most this many
+/// bytes; 0 (the default) creates them dense, as RedisBloom does.
 pub static BF_SPARSE_MAX_BYTES: Numeric = Numeric {
     memory: true,
     ..Numeric::new(c"bf-sparse-max-bytes", 0, 0, i64::MAX)
@@ -314,7 +314,7 @@ pub fn bf_initial_size() -> u64 {
     BF_INITIAL_SIZE.get().unsigned_abs()
 }
 
-/// `bf-compact` (issue 20): implicit creations make compact filters (`COMPACT`).
+/// `bf-compact`: implicit creations make compact filters (`COMPACT`).
 pub static BF_COMPACT: AtomicBool = AtomicBool::new(false);
 pub const BF_COMPACT_NAME: &CStr = c"bf-compact";
 
@@ -322,7 +322,7 @@ pub fn bf_compact() -> bool {
     BF_COMPACT.load(Ordering::Relaxed)
 }
 
-/// `bf-blocked` (issue 28): implicit creations make blocked filters (`BLOCKED`) where nothing
+/// `bf-blocked`: implicit creations make blocked filters (`BLOCKED`) where nothing
 /// else is asked of them.
 pub static BF_BLOCKED: AtomicBool = AtomicBool::new(false);
 pub const BF_BLOCKED_NAME: &CStr = c"bf-blocked";
@@ -390,7 +390,7 @@ impl LoadArguments {
         args: &[&[u8]],
         int: impl Fn(usize) -> Option<i64>,
         double: impl Fn(usize) -> Option<f64>,
-    ) -> Result<LoadArguments, &'static str> {
+    ) -> Result<LoadArguments, String> {
         let mut parsed = LoadArguments {
             bf_error_rate: None,
             bf_initial_size: None,
@@ -404,7 +404,7 @@ impl LoadArguments {
             args.len()
         };
         if count % 2 != 0 {
-            return Err("Invalid number of arguments passed");
+            return Err("Invalid number of arguments passed".to_string());
         }
         for name_at in (0..count).step_by(2) {
             let name = args.get(name_at).copied().unwrap_or_default();
@@ -419,10 +419,10 @@ impl LoadArguments {
             } else if name.eq_ignore_ascii_case(b"ERROR_RATE") {
                 let v = double(value).ok_or("Invalid argument for 'ERROR_RATE'")?;
                 if v <= 0.0 {
-                    return Err("ERROR_RATE must be > 0");
+                    return Err("ERROR_RATE must be > 0".into());
                 }
                 if v >= 1.0 {
-                    return Err("ERROR_RATE must be < 1");
+                    return Err("ERROR_RATE must be < 1".into());
                 }
                 parsed.bf_error_rate = Some(v);
             } else if name.eq_ignore_ascii_case(b"CF_MAX_EXPANSIONS") {
@@ -440,11 +440,20 @@ impl LoadArguments {
                         .ok_or("MAX_FILTER_BYTES must be an integer >= 1024")?,
                 );
             } else {
-                return Err("Unrecognized option");
+                return Err(unrecognized(name));
             }
         }
         Ok(parsed)
     }
+}
+
+/// RedisBloom's refusal of an unknown module argument, naming it and the ones there are.
+fn unrecognized(name: &[u8]) -> String {
+    format!(
+        "Unrecognized option `{}`: the module arguments are INITIAL_SIZE, ERROR_RATE, \
+         CF_MAX_EXPANSIONS and MAX_FILTER_BYTES, each followed by its value",
+        String::from_utf8_lossy(name)
+    )
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! values that appear (RDB load, RESTORE, COPY) and disappear (free).
 
 use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::bloom::{Cells, Chain, Link};
 use crate::cuckoo::CuckooFilter;
@@ -157,11 +158,89 @@ pub fn appeared<T: Measured>(value: &T, appeared: bool) {
     }
 }
 
+/// A running `BF.FREEZE`, as `BF.INFO` of its key and `INFO bf` show it: its thread counts
+/// the hashes it has read, the main thread the table bytes it has propagated.
+pub struct FreezeProgress {
+    /// The freeze's [`crate::fuse::FreezeJob::id`].
+    pub id: usize,
+    pub items: u64,
+    /// Hashes read by the current attempt (each attempt reads every hash twice).
+    pub read: AtomicU64,
+    /// The table's bytes once built (0 while it is being built), and those propagated.
+    pub table: AtomicU64,
+    pub sent: AtomicU64,
+}
+
+impl FreezeProgress {
+    /// `(step, done, total)`: step 1 builds the table off the main thread (hashes read of
+    /// twice the items), step 2 propagates it in steps (table bytes sent of the table's).
+    pub fn now(&self) -> (i64, u64, u64) {
+        let table = self.table.load(Ordering::Relaxed);
+        if table == 0 {
+            let total = self.items.saturating_mul(2);
+            (1, self.read.load(Ordering::Relaxed).min(total), total)
+        } else {
+            (2, self.sent.load(Ordering::Relaxed).min(table), table)
+        }
+    }
+
+    /// The line `INFO bf` shows for it.
+    pub fn line(&self) -> String {
+        let (step, done, total) = self.now();
+        let (what, next) = match step {
+            1 => ("build", "propagate"),
+            _ => ("propagate", "commit"),
+        };
+        format!("step={what},done={done},total={total},next={next}")
+    }
+}
+
+/// The freezes running, oldest first.
+static FREEZES: Mutex<Vec<Arc<FreezeProgress>>> = Mutex::new(Vec::new());
+
+fn freezes_locked() -> MutexGuard<'static, Vec<Arc<FreezeProgress>>> {
+    FREEZES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Registers a freeze starting from `items` hashes.
+pub fn freeze_started(id: usize, items: u64) -> Arc<FreezeProgress> {
+    let progress = Arc::new(FreezeProgress {
+        id,
+        items,
+        read: AtomicU64::new(0),
+        table: AtomicU64::new(0),
+        sent: AtomicU64::new(0),
+    });
+    freezes_locked().push(Arc::clone(&progress));
+    progress
+}
+
+/// Forgets a freeze that ended (done, refused or abandoned).
+pub fn freeze_ended(progress: &Arc<FreezeProgress>) {
+    freezes_locked().retain(|running| !Arc::ptr_eq(running, progress));
+}
+
+/// The progress of the freeze of that id, if it runs.
+pub fn freeze_of(id: usize) -> Option<Arc<FreezeProgress>> {
+    freezes_locked().iter().find(|f| f.id == id).cloned()
+}
+
+/// How many freezes run, and the oldest one's `INFO bf` line (`none` without one).
+pub fn freezes_now() -> (i64, String) {
+    let running = freezes_locked();
+    let line = running
+        .first()
+        .map_or_else(|| "none".to_string(), |f| f.line());
+    (running.len() as i64, line)
+}
+
 /// bloomrs's own version (the crate's, which the packages carry), first field of `INFO bf`.
 pub const BLOOMRS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The numeric fields of the `INFO bf` section.
-pub fn info_fields() -> [(&'static str, i64); 32] {
+pub fn info_fields() -> [(&'static str, i64); 33] {
     let (bloom, cuckoo) = (BLOOM.snapshot(), CUCKOO.snapshot());
     let (windowed, counting) = (WINDOWED.snapshot(), COUNTING.snapshot());
     let (compact, blocked) = (COMPACT.snapshot(), BLOCKED.snapshot());
@@ -195,6 +274,7 @@ pub fn info_fields() -> [(&'static str, i64); 32] {
         ("static_memory_bytes", static_sets.bytes),
         ("static_items", static_sets.items),
         ("static_frozen", static_sets.filters),
+        ("static_freezing", freezes_now().0),
         ("cuckoo_filters", cuckoo.values),
         ("cuckoo_memory_bytes", cuckoo.bytes),
         ("cuckoo_items", cuckoo.items),
