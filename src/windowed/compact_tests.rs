@@ -93,6 +93,34 @@ fn saves_dumps_and_loads_back_identically() {
 }
 
 #[test]
+fn a_window_caught_between_two_chunks_dumps_what_it_received() {
+    let (f, _) = fed(params(8_000, 4, 100, 0.01), 1500, 3);
+    let chunks: Vec<_> = f.chunks().collect();
+    let mut part = CompactWindowed::from_header(&f.encode_header(), NO_LIMIT).unwrap();
+    // Every chunk but the first generation's: the later generations complete.
+    let first_span = f.ring[0].filter.span() as i64;
+    let later: Vec<_> = chunks
+        .iter()
+        .filter(|(next, _)| *next > first_span + 1)
+        .collect();
+    for (next, bytes) in &later {
+        part.load_chunk(*next, bytes, NO_LIMIT).unwrap();
+    }
+    assert!(!part.is_loaded());
+    let mut rdb = MemoryRdb::new();
+    part.save(&mut rdb);
+    let saved = CompactWindowed::load(&mut rdb, COMPACT_ENCODING_VERSION, NO_LIMIT).unwrap();
+    assert_eq!(saved, part);
+    let mut rebuilt = CompactWindowed::from_header(&part.encode_header(), NO_LIMIT).unwrap();
+    for (next, bytes) in part.chunks() {
+        rebuilt.load_chunk(next, &bytes, NO_LIMIT).unwrap();
+    }
+    assert_eq!(rebuilt, part);
+    assert_eq!(part.chunks().count(), later.len());
+    assert!(later.len() < chunks.len());
+}
+
+#[test]
 fn the_validator_insists_on_the_secret_and_the_shape() {
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 100, 2);
     let mut keyless = f.clone();

@@ -159,13 +159,21 @@ impl<G: Generation> Window<G> {
     }
 
     /// The SCANDUMP chunk at iterator `iter >= 1` and the iterator after it, or None past
-    /// the end (or for `iter < 1`).
+    /// the end (or for `iter < 1`). A generation whose chunks are still arriving gives what
+    /// it received, then the walk goes on with the next generation, so a dump or an AOF
+    /// rewrite of a window caught between two LOADCHUNKs rebuilds the same state.
     pub fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
         let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
-        let (index, start, within) = self.locate(offset)?;
-        let filter = &self.ring.get(index)?.filter;
-        let (next, bytes) = filter.chunk_at(i64::try_from(within).ok()?.checked_add(1)?)?;
-        Some((next.checked_add(i64::try_from(start).ok()?)?, bytes))
+        let (index, mut start, mut within) = self.locate(offset)?;
+        for generation in self.ring.iter().skip(index) {
+            let local = i64::try_from(within).ok()?.checked_add(1)?;
+            if let Some((next, bytes)) = generation.filter.chunk_at(local) {
+                return Some((next.checked_add(i64::try_from(start).ok()?)?, bytes));
+            }
+            start = start.checked_add(generation.filter.span())?;
+            within = 0;
+        }
+        None
     }
 
     /// Every chunk from iterator 1 on, as AOF rewrite emits them.
