@@ -14,7 +14,13 @@ items every 0.1 s for 12 s (real time: the generations rotate as they do for a c
 requested one and three standard deviations of a rate at the requested one over that many
 probes. Items are seeded (fixed) strings.
 
-Usage: feed_window.py [--bloomrs PATH] [--top N] [--probes N] [--batch N] [--out FILE]
+Speed: a `COMPACT WINDOW 86400` filter and RedisBloom's default chain (`BF.RESERVE k 0.01
+100`) grown to --top items; then, per filter, --calls pipelined BF.EXISTS (half of them items
+held), BF.ADD of new items and BF.MEXISTS of 40, each timed by the server (INFO commandstats
+usec / calls after CONFIG RESETSTAT).
+
+Usage: feed_window.py [--bloomrs PATH] [--top N] [--probes N] [--batch N] [--calls N]
+                      [--out FILE]
 """
 
 import math
@@ -69,11 +75,44 @@ def feed_rate(client, kind, error, batch, probes):
             "within": rate <= bound}
 
 
+def server_time(client, name, commands):
+    """Server microseconds per call of `commands` (all `name`), sent pipelined."""
+    client.config_resetstat()
+    for first in range(0, len(commands), BATCH):
+        pipe = client.pipeline(transaction=False)
+        for command in commands[first:first + BATCH]:
+            pipe.execute_command(*command)
+        pipe.execute()
+    stat = client.info("commandstats")[f"cmdstat_{name}"]
+    return stat["usec"] / stat["calls"]
+
+
+def speed(client, top, calls):
+    """Server time per call on a COMPACT WINDOW filter and on the default chain at `top`."""
+    out = {}
+    for kind, args in (("compact window", ["COMPACT", "WINDOW", 86400]), ("chain", [])):
+        client.delete("s")
+        client.execute_command("BF.RESERVE", "s", "0.01", 100, *args)
+        for first in range(0, top, BATCH):
+            client.execute_command("BF.MADD", "s", *(ident(i) for i in range(first, first + BATCH)))
+        probe = [ident(i if i % 2 else top + i) for i in range(calls)]
+        out[kind] = {
+            "BF.EXISTS": server_time(client, "bf.exists", [("BF.EXISTS", "s", p) for p in probe]),
+            "BF.ADD": server_time(client, "bf.add",
+                                  [("BF.ADD", "s", ident(2 * top + i)) for i in range(calls)]),
+            "BF.MEXISTS 40": server_time(
+                client, "bf.mexists",
+                [("BF.MEXISTS", "s", *probe[i:i + 40]) for i in range(0, calls, 40)]),
+        }
+    return out
+
+
 def main():
     parser = module_parser(__doc__)
     parser.add_argument("--top", type=int, default=1_000_000)
     parser.add_argument("--probes", type=int, default=60_000)
     parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--calls", type=int, default=40_000)
     parser.add_argument("--out", default="docs/bench/feed_window.json")
     args = parser.parse_args()
     points = sizes(args.top)
@@ -96,6 +135,10 @@ def main():
             print(f"{kind:<15} fed {r['items_fed']:,} in 12 s: {r['false_positives']} of "
                   f"{r['probes']:,} never-added read present = {r['rate']:.4%} "
                   f"(asked 1 %, 3 sigma {r['three_sigma_bound']:.4%})", flush=True)
+        result["speed"] = speed(c, args.top, args.calls)
+        for kind, times in result["speed"].items():
+            print(f"{kind:<15} at {args.top:,} items: " + "  ".join(
+                f"{name} {usec:.2f} us" for name, usec in times.items()), flush=True)
     write_result(args.out, result)
 
 
