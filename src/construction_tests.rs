@@ -177,7 +177,7 @@ fn every_windowed_filter_a_constructor_accepts_loads() {
         };
         (
             format!("Windowed::new({params:?})"),
-            Windowed::new(params, MAX_BYTES).ok(),
+            Windowed::new(params, 0, MAX_BYTES).ok(),
         )
     };
     every_accepted(0x5eed_0009, 20, build, |rng, mut filter, what| {

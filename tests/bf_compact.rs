@@ -74,15 +74,17 @@ fn replies_as_clients_parse_them() {
         call!(c, "BF.DEL", "k", "a"),
         err("ERR not a counting filter: only filters created with COUNTING can delete items")
     );
-    // A compact filter grows: NONSCALING and a window are refused.
+    // A compact filter grows: NONSCALING is refused; with a window it is a compact windowed
+    // filter.
     assert_eq!(
         call!(c, "BF.RESERVE", "n", "0.01", "100", "NONSCALING", "COMPACT"),
         err("ERR COMPACT filters grow: NONSCALING cannot be combined")
     );
     assert_eq!(
         call!(c, "BF.INSERT", "w", "COMPACT", "WINDOW", "60", "ITEMS", "a"),
-        err("ERR COMPACT and WINDOW cannot be combined")
+        ints(&[1])
     );
+    assert_eq!(call!(c, "TYPE", "w"), Simple("bloomrsWC".into()));
     assert_eq!(
         call!(
             c,

@@ -407,7 +407,7 @@ fn expected_totals(c: &mut Client, rejected: (i64, i64)) -> Vec<(String, i64)> {
             "bloomrsBK" => 16,
             "bloomrsCP" => 12,
             "bloomrsCT" => 8,
-            "bloomrsWN" => 4,
+            "bloomrsWN" | "bloomrsWC" => 4,
             _ => 0,
         };
         sums[base] += 1;

@@ -233,6 +233,21 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
     for command in batches("BF.MADD", &windowed, &items("windowed", 0..3000)) {
         assert!(matches!(both.cluster.call(&command), Array(_)));
     }
+    // Compact windowed: its secret is the primary's too, so it is built on the cluster only.
+    let feed = key("feed");
+    let reserve = [
+        "BF.RESERVE",
+        &feed,
+        "0.01",
+        "100",
+        "COMPACT",
+        "WINDOW",
+        "3600",
+    ];
+    assert_eq!(both.cluster.call(&reserve), ok());
+    for command in batches("BF.MADD", &feed, &items("feed", 0..3000)) {
+        assert!(matches!(both.cluster.call(&command), Array(_)));
+    }
     // Each key is the kind it should be; the chain and the cuckoo filter grew.
     let kinds = [
         (&chain, "MBbloom--"),
@@ -244,6 +259,7 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
         (&sparse, "bloomrsSP"),
         (&compact, "bloomrsCP"),
         (&windowed, "bloomrsWN"),
+        (&feed, "bloomrsWC"),
         (&builder, "bloomrsST"),
         (&frozen, "bloomrsST"),
     ];
@@ -271,6 +287,7 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
             sparse,
             compact.clone(),
             windowed,
+            feed,
             builder,
             frozen,
             key("created"),

@@ -9,30 +9,8 @@ pub mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
-const HOUR: i64 = 3_600_000;
-const DAY: i64 = 24 * HOUR;
 /// A 4-day window in 4 generations: slots of one day, aligned on the Unix epoch.
 const WINDOW_S: &str = "345600";
-
-/// The server's own clock (TIME), in Unix milliseconds.
-fn server_ms(c: &mut Client) -> i64 {
-    let time = call!(c, "TIME").array();
-    let secs: i64 = time[0].text().parse().unwrap();
-    let micros: i64 = time[1].text().parse().unwrap();
-    secs * 1000 + micros / 1000
-}
-
-/// Sets the server's clock offset so that its windowed filters read `target` now.
-fn travel_to(c: &mut Client, target: i64) {
-    let offset = target - server_ms(c);
-    assert_eq!(call!(c, "BF.__FAULT", "CLOCK", offset), ok());
-}
-
-/// Noon (UTC) of a day a week from now: mid-slot, so a few real milliseconds never matter.
-fn noon(c: &mut Client) -> i64 {
-    let now = server_ms(c);
-    now - now % DAY + 7 * DAY + 12 * HOUR
-}
 
 fn fault_server() -> (Server, Client) {
     let s = Server::with_module(fault_module());
@@ -49,11 +27,7 @@ fn server_at_noon() -> (Server, Client, i64) {
 }
 
 fn field(c: &mut Client, key: &str, name: &str) -> Reply {
-    info_fields(call!(c, "BF.INFO", key))
-        .into_iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v)
-        .unwrap_or_else(|| panic!("no {name}"))
+    info_field(c, key, name)
 }
 
 #[test]
@@ -272,11 +246,6 @@ fn module_configuration_windows_implicit_filters() {
     assert!(call!(c, "CONFIG", "SET", "bf.bf-window-generations", "1")
         .text()
         .contains("argument must be between"));
-}
-
-/// DEBUG DIGEST-VALUE of a key.
-fn digest(c: &mut Client, key: &str) -> Reply {
-    call!(c, "DEBUG", "DIGEST-VALUE", key)
 }
 
 /// A few windowed keys written over ten simulated days.

@@ -26,5 +26,5 @@ fuzz_target!(|data: &[u8]| {
 });
 
 stored!(Windowed, ENCODING_VERSION,
-    load_chunk: |filter, iter, bytes| filter.load_chunk(iter, bytes).is_ok(),
-    dump: |filter| filter.chunks().map(|c| (c.next, c.bytes.to_vec())).collect());
+    load_chunk: |filter, iter, bytes| filter.load_chunk(iter, bytes, MAX_BYTES).is_ok(),
+    dump: |filter| filter.chunks().map(|(next, bytes)| (next, bytes.into_owned())).collect());

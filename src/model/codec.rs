@@ -10,7 +10,7 @@ use crate::cuckoo::CuckooFilter;
 use crate::fuse::StaticFilter;
 use crate::rdb::{MemoryRdb, ModulePayload};
 use crate::sparse::Sparse;
-use crate::windowed::Windowed;
+use crate::windowed::{Generation, Window};
 
 /// A core type's codecs under a memory cap.
 pub trait Codec: Sized + Clone + PartialEq {
@@ -198,28 +198,28 @@ impl Codec for CountingFilter {
     }
 }
 
-impl Codec for Windowed {
+impl<G: Generation> Codec for Window<G> {
     fn save(&self, rdb: &mut MemoryRdb) {
-        Windowed::save(self, rdb)
+        Window::save(self, rdb)
     }
     fn encoding_version(&self) -> i32 {
-        crate::windowed::ENCODING_VERSION
+        G::ENCODING_VERSION
     }
     fn load(rdb: &mut MemoryRdb, encver: i32, max_bytes: u64) -> Option<Self> {
-        Windowed::load(rdb, encver, max_bytes).ok()
+        Window::load(rdb, encver, max_bytes).ok()
     }
     fn encode_header(&self) -> Vec<u8> {
-        Windowed::encode_header(self)
+        Window::encode_header(self)
     }
     fn from_header(header: &[u8], max_bytes: u64) -> Option<Self> {
-        Windowed::from_header(header, max_bytes).ok()
+        Window::from_header(header, max_bytes).ok()
     }
-    fn load_chunk(&mut self, iter: i64, bytes: &[u8], _max_bytes: u64) -> bool {
-        Windowed::load_chunk(self, iter, bytes).is_ok()
+    fn load_chunk(&mut self, iter: i64, bytes: &[u8], max_bytes: u64) -> bool {
+        Window::load_chunk(self, iter, bytes, max_bytes).is_ok()
     }
     fn chunks(&self) -> Vec<(i64, Vec<u8>)> {
-        Windowed::chunks(self)
-            .map(|c| (c.next, c.bytes.to_vec()))
+        Window::chunks(self)
+            .map(|(next, bytes)| (next, bytes.into_owned()))
             .collect()
     }
 }

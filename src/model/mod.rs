@@ -55,7 +55,7 @@ pub use multiset::{item, Multiset};
 pub use ops::{Op, Ops, Pick};
 pub use sparse::SparseKind;
 pub use static_set::StaticKind;
-pub use windowed::WindowedKind;
+pub use windowed::{CompactWindowedKind, WindowedKind};
 
 use crate::rdb::MemoryRdb;
 use std::fmt::Debug;

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use super::tests::{grown, params};
 use super::{
-    BlockedKind, Codec, CompactCounting, CompactPlain, Counting, Cuckoo, Plain, SparseKind,
-    WindowedKind,
+    BlockedKind, Codec, CompactCounting, CompactPlain, CompactWindowedKind, Counting, Cuckoo,
+    Plain, SparseKind, WindowedKind,
 };
 
 /// The operations after a model target's value: every byte value, then a mix of adds,
@@ -99,6 +99,15 @@ fn write_fuzz_seeds() {
         "windowed",
         &[1],
         "model_windowed",
+    );
+    let feed: CompactWindowedKind = grown(&p, 1500);
+    write(
+        dir,
+        "compact_windowed",
+        &feed.0,
+        "compact_windowed",
+        &[1],
+        "model_compact_windowed",
     );
     let sparse: SparseKind = grown(&params(1000, 0.01, 2, 0), 20);
     let super::sparse::Form::Sparse(sparse) = &sparse.form else {

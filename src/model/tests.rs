@@ -123,6 +123,11 @@ fn windowed_filters_keep_every_item_within_the_window() {
 }
 
 #[test]
+fn compact_windowed_filters_keep_every_item_within_the_window() {
+    random_sequences::<CompactWindowedKind>(0x3013, &[0, 1, 5, 9, 13]);
+}
+
+#[test]
 fn blocked_filters_keep_every_item_through_random_sequences() {
     random_sequences::<BlockedKind>(0x3010, &[0, 0, 1]);
 }
@@ -223,6 +228,7 @@ fn fuzz_inputs_run_on_every_kind() {
         assert!(fuzz::<Plain>(&input).is_some());
         assert!(fuzz::<SparseKind>(&input).is_some());
         assert!(fuzz::<WindowedKind>(&input).is_some());
+        assert!(fuzz::<CompactWindowedKind>(&input).is_some());
         assert!(fuzz::<Counting>(&input).is_some());
         assert!(fuzz::<CompactPlain>(&input).is_some());
         assert!(fuzz::<CompactCounting>(&input).is_some());
@@ -314,6 +320,13 @@ fn windowed_filters_from_crafted_headers_keep_their_promises() {
     // Most of its header's bytes are a generation's fields that load changed (231 of them):
     // shorter sequences keep the test to the chains' time.
     assert!(crafted_headers_with::<WindowedKind, _>(&windowed.0, 0x3104, 100) > 0);
+}
+
+#[test]
+fn compact_windowed_filters_from_crafted_headers_keep_their_promises() {
+    let windowed: CompactWindowedKind = grown(&params(10, 0.01, 2, 0), 1500);
+    assert!(windowed.0.ring.iter().any(|g| g.filter.capacity() > 1000));
+    assert!(crafted_headers_with::<CompactWindowedKind, _>(&windowed.0, 0x3109, 100) > 0);
 }
 
 #[test]

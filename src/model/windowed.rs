@@ -3,17 +3,38 @@
 //! The model's clock moves by ticks of a sixteenth of a generation.
 
 use super::{Kind, Params};
-use crate::windowed::{WindowParams, Windowed};
+use crate::bloom::Chain;
+use crate::compact::CompactFilter;
+use crate::windowed::{Generation, Window, WindowParams};
 
 /// Where the model's clock starts for a new filter: a Unix time of our era.
 const EPOCH_MS: u64 = 1_700_000_000_000;
 
 /// A windowed filter; `variant` picks the window (bits 0-1), the generations (bits 2-3) and
-/// non-scaling generations (bit 4).
+/// non-scaling generations (bit 4, for the kinds that take them).
 #[derive(Debug, Clone, PartialEq)]
-pub struct WindowedKind(pub Windowed);
+pub struct WindowedKind<G = Chain>(pub Window<G>);
 
-impl WindowedKind {
+/// Windows of compact generations (`COMPACT WINDOW`).
+pub type CompactWindowedKind = WindowedKind<CompactFilter>;
+
+/// The model's name of each generation kind, and the secret its windows are created with.
+pub trait Modelled: Generation {
+    const NAME: &'static str;
+    const SECRET: u64;
+}
+
+impl Modelled for Chain {
+    const NAME: &'static str = "windowed";
+    const SECRET: u64 = 0;
+}
+
+impl Modelled for CompactFilter {
+    const NAME: &'static str = "compact_windowed";
+    const SECRET: u64 = 0x5eed_0fc0_ffee;
+}
+
+impl<G: Generation> WindowedKind<G> {
     /// The slot `ms` falls in, computed from the window alone (not the filter's clock).
     fn slot(&self, ms: u64) -> u128 {
         let p = &self.0.params;
@@ -21,8 +42,8 @@ impl WindowedKind {
     }
 }
 
-impl Kind for WindowedKind {
-    const NAME: &'static str = "windowed";
+impl<G: Modelled> Kind for WindowedKind<G> {
+    const NAME: &'static str = G::NAME;
 
     fn create(p: &Params, max_bytes: u64) -> Option<Self> {
         const WINDOWS: [u64; 4] = [1000, 60_000, 3_600_000, 86_400_000];
@@ -32,10 +53,12 @@ impl Kind for WindowedKind {
             generations: GENERATIONS[usize::from(p.variant >> 2 & 3)],
             capacity: p.capacity,
             error: p.error,
-            growth: p.expansion,
-            scaling: p.variant & 16 == 0,
+            growth: if G::KEYED { 2 } else { p.expansion },
+            scaling: G::KEYED || p.variant & 16 == 0,
         };
-        Windowed::new(params, max_bytes).ok().map(WindowedKind)
+        Window::new(params, G::SECRET, max_bytes)
+            .ok()
+            .map(WindowedKind)
     }
     through_codec!(WindowedKind);
     fn add(&mut self, item: &[u8], now_ms: u64, max_bytes: u64) -> bool {
@@ -46,6 +69,9 @@ impl Kind for WindowedKind {
     }
     fn bytes(&self) -> u64 {
         self.0.reported_bytes()
+    }
+    fn is_ready(&self) -> bool {
+        self.0.is_loaded()
     }
     fn advance(&mut self, now_ms: u64) {
         self.0.retire(now_ms);

@@ -55,8 +55,9 @@ pub enum ArgError {
     CountingWithWindow,
     /// COMPACT together with NONSCALING (a compact filter grows by doubling).
     CompactNonScaling,
-    /// COMPACT together with a window.
-    CompactWithWindow,
+    /// COMPACT with a window whose generations' share of the error rate is tighter than a
+    /// compact filter takes.
+    CompactWindowErrorRate,
     /// COMPACT with an error rate tighter than its slots hold up to the largest table.
     CompactErrorRate,
     /// BLOCKED together with COMPACT (two layouts for one filter).
@@ -216,18 +217,20 @@ fn check_blocked(
     }
 }
 
-/// A compact filter grows by doubling and keeps no window.
+/// A compact filter grows by splitting; with a window, each generation takes its share of
+/// the error rate, which must still be one a compact filter takes.
 fn check_compact(
     compact: bool,
     scaling: bool,
     window: Option<WindowSpec>,
     error: f64,
 ) -> Result<(), ArgError> {
+    let tight = |e: f64| e > 0.0 && e < crate::compact::MIN_ERROR;
     match (compact, scaling, window) {
         (true, false, _) => Err(ArgError::CompactNonScaling),
-        (true, _, Some(_)) => Err(ArgError::CompactWithWindow),
-        (true, _, _) if error > 0.0 && error < crate::compact::MIN_ERROR => {
-            Err(ArgError::CompactErrorRate)
+        (true, _, None) if tight(error) => Err(ArgError::CompactErrorRate),
+        (true, _, Some(w)) if tight(error / f64::from(w.generations)) => {
+            Err(ArgError::CompactWindowErrorRate)
         }
         _ => Ok(()),
     }
@@ -331,9 +334,9 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     if items_at >= args.len() {
         return Err(ArgError::Arity);
     }
-    // A counting, compact or blocked filter takes no window, not even the module's default.
+    // A counting or blocked filter takes no window, not even the module's default.
     let own_window = options.window.is_some() || options.generations.is_some();
-    let windowless = options.counting || options.compact || options.blocked || options.static_set;
+    let windowless = options.counting || options.blocked || options.static_set;
     let window = if windowless && !own_window {
         None
     } else {
@@ -349,8 +352,7 @@ pub fn parse_bf_insert(args: &impl Argv, defaults: BloomOptions) -> Result<BfIns
     // The module's defaults (bf-compact, then bf-blocked) make compact or blocked what
     // nothing asks otherwise: an explicit BLOCKED is not made compact too.
     let own = options.blocked || options.static_set;
-    let compact =
-        options.compact || (defaults.compact && !own && options.scaling && window.is_none());
+    let compact = options.compact || (defaults.compact && !own && options.scaling);
     let blocked = options.blocked
         || (defaults.blocked
             && !compact

@@ -685,7 +685,24 @@ fn reserve_compact_is_one_more_keyword() {
                 Ok(compact(options(100, 0.01, 4, true))),
             ),
             (&["NONSCALING", "COMPACT"], Err(CompactNonScaling)),
-            (&["COMPACT", "WINDOW", "60"], Err(CompactWithWindow)),
+            (
+                &["COMPACT", "WINDOW", "60"],
+                Ok(BloomOptions {
+                    window: window(60, 4),
+                    ..compact(options(100, 0.01, 2, true))
+                }),
+            ),
+            (
+                &["COMPACT", "WINDOW", "60", "GENERATIONS", "8"],
+                Ok(BloomOptions {
+                    window: window(60, 8),
+                    ..compact(options(100, 0.01, 2, true))
+                }),
+            ),
+            (
+                &["COMPACT", "WINDOW", "60", "COUNTING"],
+                Err(CountingWithWindow),
+            ),
         ],
     );
     // Nine arguments only with both COUNTING and COMPACT among them.
@@ -719,8 +736,25 @@ fn insert_compact_is_the_whole_word_and_the_default_yields() {
         Err(CompactNonScaling)
     );
     assert_eq!(
-        insert(&["BF.INSERT", "k", "COMPACT", "WINDOW", "60", "ITEMS", "a"]),
-        Err(CompactWithWindow)
+        created(&["BF.INSERT", "k", "COMPACT", "WINDOW", "60", "ITEMS", "a"]),
+        BloomOptions {
+            window: window(60, 4),
+            ..compact(DEFAULTS)
+        }
+    );
+    assert_eq!(
+        insert(&[
+            "BF.INSERT",
+            "k",
+            "ERROR",
+            "2e-12",
+            "COMPACT",
+            "WINDOW",
+            "60",
+            "ITEMS",
+            "a"
+        ]),
+        Err(CompactWindowErrorRate)
     );
     // The module's default (bf-compact) makes compact only what asks nothing else.
     let compact_defaults = compact(DEFAULTS);
@@ -738,16 +772,25 @@ fn insert_compact_is_the_whole_word_and_the_default_yields() {
         with_default(&["BF.INSERT", "k", "NONSCALING", "ITEMS", "a"]),
         options(100, 0.01, 2, false)
     );
-    assert!(!with_default(&["BF.INSERT", "k", "WINDOW", "60", "ITEMS", "a"]).compact);
-    // A compact default does not take the module's default window either.
+    assert_eq!(
+        with_default(&["BF.INSERT", "k", "WINDOW", "60", "ITEMS", "a"]),
+        BloomOptions {
+            window: window(60, 4),
+            ..compact(DEFAULTS)
+        }
+    );
+    // With the module's default window too, the filter is a compact windowed one.
     let both = BloomOptions {
         window: window(60, 4),
         ..compact_defaults
     };
-    let created_both = with_args(&["BF.INSERT", "k", "COMPACT", "ITEMS", "a"], |args| {
-        parse_bf_insert(args, both)
-    });
-    assert_eq!(created_both.unwrap().create, Some(compact(DEFAULTS)));
+    for words in [
+        &["BF.INSERT", "k", "COMPACT", "ITEMS", "a"][..],
+        &["BF.INSERT", "k", "ITEMS", "a"][..],
+    ] {
+        let created_both = with_args(words, |args| parse_bf_insert(args, both));
+        assert_eq!(created_both.unwrap().create, Some(both));
+    }
 }
 
 fn blocked(options: BloomOptions) -> BloomOptions {

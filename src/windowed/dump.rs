@@ -2,25 +2,28 @@
 //! own little-endian format:
 //!
 //! ```text
-//! magic "bloomrsW" | version u32 | window_ms u64 | generations u32 | capacity u64
-//! | error f64 | growth u32 | flags u32 | slot u64 | held u32
-//! | per held generation: slot u64 | chain header length u32 | chain header (RedisBloom's)
+//! magic u8[8] | version u32 | window_ms u64 | generations u32 | capacity u64
+//! | error f64 | growth u32 | flags u32 | [secret u64: keyed kinds] | slot u64 | held u32
+//! | per held generation: slot u64 | its header's length u32 | its own SCANDUMP header
 //! ```
 //!
-//! The data chunks then address the held generations' bit arrays concatenated in ring order,
-//! exactly as a chain's chunks address its links: iterator `p >= 1` is byte `p - 1`, and no
-//! chunk spans two links (so none spans two generations) or exceeds 16 MiB. Read as RedisBloom's
+//! The magic is "bloomrsW" for generations of RedisBloom links (`bloomrsWN`, their headers
+//! RedisBloom's) and "bloomrsV" for compact ones (`bloomrsWC`, keyed, their headers the
+//! compact kind's). The data chunks then address the held generations' own chunk positions
+//! concatenated in ring order: a chain's bytes (iterator `p >= 1` is byte `p - 1`, as a
+//! chain's chunks address its links), a compact filter's segments (iterator `p` follows
+//! segment `p - 1`). No chunk spans two generations or exceeds 16 MiB. Read as RedisBloom's
 //! first header field (the item count) the magic would be above 6·10^18 items, more than any
 //! filter holds, so the two headers are told apart by it.
 
-use super::rdb::{parse_flags, FLAG_NONSCALING};
-use super::{Generation, WindowParams, Windowed, GENERATION_OVERHEAD, WINDOW_OVERHEAD};
-use crate::bloom::{Chain, Chunk, ChunkError, HeaderError};
-use crate::rdb::LoadError;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
-/// The first eight bytes of every windowed header.
-pub const MAGIC: &[u8; 8] = b"bloomrsW";
+use super::rdb::{parse_flags, FLAG_NONSCALING};
+use super::{Generation, Held, Window, WindowParams};
+use crate::bloom::{ChunkError, HeaderError};
+use crate::rdb::LoadError;
+
 const HEADER_VERSION: u32 = 1;
 
 /// Little-endian fields read off the front of a header; `None` once it runs short.
@@ -50,12 +53,12 @@ impl<'a> Fields<'a> {
     }
 }
 
-impl Windowed {
+impl<G: Generation> Window<G> {
     /// The header SCANDUMP returns at iterator 0.
     pub fn encode_header(&self) -> Vec<u8> {
         let p = &self.params;
         let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(G::MAGIC);
         out.extend_from_slice(&HEADER_VERSION.to_le_bytes());
         out.extend_from_slice(&p.window_ms.to_le_bytes());
         out.extend_from_slice(&p.generations.to_le_bytes());
@@ -68,56 +71,72 @@ impl Windowed {
             FLAG_NONSCALING as u32
         };
         out.extend_from_slice(&flags.to_le_bytes());
+        if G::KEYED {
+            out.extend_from_slice(&self.secret.to_le_bytes());
+        }
         out.extend_from_slice(&self.slot.to_le_bytes());
         out.extend_from_slice(&(self.ring.len() as u32).to_le_bytes());
         for generation in &self.ring {
-            let chain = generation.chain.encode_header();
+            let own = generation.filter.encode_header();
             out.extend_from_slice(&generation.slot.to_le_bytes());
-            out.extend_from_slice(&(chain.len() as u32).to_le_bytes());
-            out.extend_from_slice(&chain);
+            out.extend_from_slice(&(own.len() as u32).to_le_bytes());
+            out.extend_from_slice(&own);
         }
         out
     }
 
-    /// Whether a LOADCHUNK header describes a windowed filter (rather than a chain).
+    /// Whether a LOADCHUNK header describes a window of this kind.
     pub fn is_header(header: &[u8]) -> bool {
-        header.starts_with(MAGIC)
+        header.starts_with(G::MAGIC)
     }
 
-    /// An empty filter (all bits clear) shaped as a LOADCHUNK header describes; every size
-    /// is checked against `max_bytes` before the bit arrays are allocated.
-    pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Windowed, HeaderError> {
+    /// An empty filter shaped as a LOADCHUNK header describes (bits clear, segments
+    /// awaited); every size is checked against `max_bytes` before anything is allocated.
+    pub fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         let mut fields = Fields { rest: header };
-        if fields.take(MAGIC.len()) != Some(MAGIC) || fields.u32() != Some(HEADER_VERSION) {
+        if fields.take(G::MAGIC.len()) != Some(G::MAGIC.as_slice())
+            || fields.u32() != Some(HEADER_VERSION)
+        {
             return Err(HeaderError::BadData);
         }
-        let (params, slot, held) = read_params(&mut fields).ok_or(HeaderError::BadData)?;
+        let params = read_params(&mut fields).ok_or(HeaderError::BadData)?;
         params.check().map_err(|_| HeaderError::BadData)?;
+        let secret = match G::KEYED {
+            true => fields.u64().ok_or(HeaderError::BadData)?,
+            false => 0,
+        };
+        let slot = fields.u64().ok_or(HeaderError::BadData)?;
+        let held = fields.u32().ok_or(HeaderError::BadData)?;
         if held > params.generations {
             return Err(HeaderError::BadData);
         }
         let mut ring = VecDeque::new();
-        let mut used = WINDOW_OVERHEAD;
+        let mut used = G::window_overhead();
         for _ in 0..held {
             let generation_slot = fields.u64().ok_or(HeaderError::BadData)?;
             let len = fields.u32().ok_or(HeaderError::BadData)?;
-            let chain_header = usize::try_from(len)
+            let own = usize::try_from(len)
                 .ok()
                 .and_then(|len| fields.take(len))
                 .ok_or(HeaderError::BadData)?;
-            used = used.saturating_add(GENERATION_OVERHEAD);
+            used = used.saturating_add(G::GENERATION_OVERHEAD);
             let budget = max_bytes.checked_sub(used).ok_or(HeaderError::TooLarge)?;
-            let chain = Chain::from_header(chain_header, budget)?;
-            used = used.saturating_add(chain.reported_bytes());
-            ring.push_back(Generation {
+            let filter = G::from_header(own, budget)?;
+            used = used.saturating_add(filter.bytes());
+            ring.push_back(Held {
                 slot: generation_slot,
-                chain,
+                filter,
             });
         }
         if !fields.rest.is_empty() {
             return Err(HeaderError::BadData);
         }
-        let filter = Windowed { params, slot, ring };
+        let filter = Window {
+            params,
+            slot,
+            secret,
+            ring,
+        };
         filter.validate(max_bytes).map_err(|e| match e {
             LoadError::TooLarge => HeaderError::TooLarge,
             _ => HeaderError::BadData,
@@ -125,79 +144,77 @@ impl Windowed {
         Ok(filter)
     }
 
-    /// The generation holding byte `offset` of the concatenated bit arrays, and the offset
-    /// in its chain.
-    fn locate(&self, offset: u64) -> Option<(usize, u64)> {
+    /// The generation holding position `offset` of the concatenated iterator spans, and the
+    /// offset in its own.
+    fn locate(&self, offset: u64) -> Option<(usize, u64, u64)> {
         let mut start = 0u64;
         for (index, generation) in self.ring.iter().enumerate() {
-            let end = start.checked_add(generation.chain.link_bytes())?;
+            let end = start.checked_add(generation.filter.span())?;
             if offset < end {
-                return Some((index, offset - start));
+                return Some((index, start, offset - start));
             }
             start = end;
         }
         None
     }
 
-    /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end (or for `iter < 1`).
-    pub fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
+    /// The SCANDUMP chunk at iterator `iter >= 1` and the iterator after it, or None past
+    /// the end (or for `iter < 1`). A generation whose chunks are still arriving gives what
+    /// it received, then the walk goes on with the next generation, so a dump or an AOF
+    /// rewrite of a window caught between two LOADCHUNKs rebuilds the same state.
+    pub fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
         let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
-        let (index, within) = self.locate(offset)?;
-        let chain = &self.ring.get(index)?.chain;
-        let chunk = chain.chunk_at(i64::try_from(within).ok()?.checked_add(1)?)?;
-        Some(Chunk {
-            next: iter.checked_add(chunk.bytes.len() as i64)?,
-            bytes: chunk.bytes,
+        let (index, mut start, mut within) = self.locate(offset)?;
+        for generation in self.ring.iter().skip(index) {
+            let local = i64::try_from(within).ok()?.checked_add(1)?;
+            if let Some((next, bytes)) = generation.filter.chunk_at(local) {
+                return Some((next.checked_add(i64::try_from(start).ok()?)?, bytes));
+            }
+            start = start.checked_add(generation.filter.span())?;
+            within = 0;
+        }
+        None
+    }
+
+    /// Every chunk from iterator 1 on, as AOF rewrite emits them.
+    pub fn chunks(&self) -> impl Iterator<Item = (i64, Cow<'_, [u8]>)> + '_ {
+        let mut iter = 1i64;
+        std::iter::from_fn(move || {
+            let (next, bytes) = self.chunk_at(iter)?;
+            iter = next;
+            Some((next, bytes))
         })
     }
 
-    /// Every chunk from iterator 1 on, as AOF rewrite emits them: one walk over each
-    /// generation's links.
-    pub fn chunks(&self) -> impl Iterator<Item = Chunk<'_>> {
-        let mut start = 0i64;
-        self.ring.iter().flat_map(move |generation| {
-            let base = start;
-            start = start.saturating_add(generation.chain.link_bytes() as i64);
-            generation.chain.chunks().map(move |chunk| Chunk {
-                next: chunk.next.saturating_add(base),
-                bytes: chunk.bytes,
-            })
-        })
-    }
-
-    /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`.
-    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
-        let len = data.len() as u64;
+    /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter` into
+    /// the generation where it starts; a refused chunk changes nothing.
+    pub fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
+        let len = G::positions(data).ok_or(ChunkError::BadData)?;
         let end = u64::try_from(iter).map_err(|_| ChunkError::BadData)?;
         if end == 0 || end < len {
             return Err(ChunkError::BadData);
         }
         let start = (end - len).checked_sub(1).ok_or(ChunkError::NoLink)?;
-        let (index, within) = self.locate(start).ok_or(ChunkError::NoLink)?;
-        let chain = &mut self.ring.get_mut(index).ok_or(ChunkError::NoLink)?.chain;
+        let (index, _, within) = self.locate(start).ok_or(ChunkError::NoLink)?;
+        let own = self.ring.get(index).map_or(0, |g| g.filter.bytes());
+        let room = max_bytes.saturating_sub(self.reported_bytes().saturating_sub(own));
+        let filter = &mut self.ring.get_mut(index).ok_or(ChunkError::NoLink)?.filter;
         let local_end = within
             .checked_add(len)
             .and_then(|e| e.checked_add(1))
             .and_then(|e| i64::try_from(e).ok())
             .ok_or(ChunkError::BadData)?;
-        chain.load_chunk(local_end, data)
+        filter.load_chunk(local_end, data, room)
     }
 }
 
-fn read_params(fields: &mut Fields<'_>) -> Option<(WindowParams, u64, u32)> {
-    let window_ms = fields.u64()?;
-    let generations = fields.u32()?;
-    let capacity = fields.u64()?;
-    let error = fields.f64()?;
-    let growth = fields.u32()?;
-    let scaling = parse_flags(u64::from(fields.u32()?))?;
-    let params = WindowParams {
-        window_ms,
-        generations,
-        capacity,
-        error,
-        growth,
-        scaling,
-    };
-    Some((params, fields.u64()?, fields.u32()?))
+fn read_params(fields: &mut Fields<'_>) -> Option<WindowParams> {
+    Some(WindowParams {
+        window_ms: fields.u64()?,
+        generations: fields.u32()?,
+        capacity: fields.u64()?,
+        error: fields.f64()?,
+        growth: fields.u32()?,
+        scaling: parse_flags(u64::from(fields.u32()?))?,
+    })
 }

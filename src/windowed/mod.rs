@@ -1,29 +1,35 @@
 //! Time-windowed Bloom filters: filters that forget. The window is split into `g`
-//! generations of `window / g` each, aligned on the Unix epoch; every generation is an
-//! ordinary scalable [`Chain`] (the one hashing, sizing and chain walk), and the `g` newest
-//! ones are live. An item added at time `t` goes into the generation of `t`, which retires
-//! once `g` newer slots have begun: so it answers 1 until at least `t + window·(g−1)/g` and
-//! is forgotten no later than `t + window`.
+//! generations of `window / g` each, aligned on the Unix epoch, and the `g` newest ones are
+//! live. An item added at time `t` goes into the generation of `t`, which retires once `g`
+//! newer slots have begun: so it answers 1 until at least `t + window·(g−1)/g` and is
+//! forgotten no later than `t + window`.
+//!
+//! What a generation is is the [`Generation`] trait's: an ordinary scalable [`Chain`] (the
+//! one hashing, sizing and chain walk; [`Windowed`], `bloomrsWN`) or a compact filter grown
+//! by segments ([`CompactWindowed`], `bloomrsWC`). The window owns the clock, the ring of
+//! held generations, the split of the error rate and the framing of the encodings.
 //!
 //! The core never reads a clock: every operation takes the caller's time in milliseconds.
-//! Only [`Windowed::retire`] (which every write calls first) changes which generations are
+//! Only [`Window::retire`] (which every write calls first) changes which generations are
 //! held; lookups at a later time skip the generations that are logically retired without
 //! modifying anything. The filter's clock never goes back: a time before its current slot
 //! counts as the current slot.
 //!
 //! The error rate is split evenly across the `g` generations a lookup reads, and each
-//! generation's chain tightens its links as RedisBloom's do, so the union answers a false
-//! positive with probability at most the requested rate at every moment.
+//! generation holds its share at every size (a chain tightens its links as RedisBloom's do;
+//! a compact filter shares its rate among its splits), so the union answers a false positive
+//! with probability at most the requested rate at every moment.
 
+mod compact;
 mod dump;
+mod generation;
 mod rdb;
 
-pub use dump::MAGIC;
-pub use rdb::ENCODING_VERSION;
+pub use generation::Generation;
 
-use crate::bloom::{AddError, Chain, CreateError, ItemHash, OPT_FORCE64, OPT_NOROUND};
-use crate::bloom::{ERROR_TIGHTENING, OPT_NO_SCALING};
+use crate::bloom::{AddError, Chain, CreateError, ItemHash};
 use crate::budget::Budget;
+use crate::compact::CompactFilter;
 use crate::rdb::LoadError;
 use std::collections::VecDeque;
 
@@ -37,9 +43,20 @@ pub const DEFAULT_GENERATIONS: u32 = 4;
 /// Longest window: ten years (365-day), far beyond any feed's memory, and small enough
 /// that slot arithmetic on Unix times in milliseconds never saturates.
 pub const MAX_WINDOW_MS: u64 = 3650 * 86_400_000;
-/// Bytes accounted for the window itself and for each generation.
-const WINDOW_OVERHEAD: u64 = 64;
-const GENERATION_OVERHEAD: u64 = 16;
+
+/// A window of RedisBloom chains (`bloomrsWN`).
+pub type Windowed = Window<Chain>;
+/// A window of compact filters grown by segments (`bloomrsWC`).
+pub type CompactWindowed = Window<CompactFilter>;
+
+/// The first bytes of a `bloomrsWN` SCANDUMP header.
+pub const MAGIC: &[u8; 8] = <Chain as Generation>::MAGIC;
+/// The first bytes of a `bloomrsWC` SCANDUMP header.
+pub const COMPACT_MAGIC: &[u8; 8] = <CompactFilter as Generation>::MAGIC;
+/// The RDB encoding of `bloomrsWN` values.
+pub const ENCODING_VERSION: i32 = <Chain as Generation>::ENCODING_VERSION;
+/// The RDB encoding of `bloomrsWC` values.
+pub const COMPACT_ENCODING_VERSION: i32 = <CompactFilter as Generation>::ENCODING_VERSION;
 
 /// What a windowed filter is asked to hold: `capacity` items per window at `error`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,8 +70,8 @@ pub struct WindowParams {
 }
 
 impl WindowParams {
-    /// Whether these parameters describe a filter (the chain's own limits are checked when
-    /// a generation is built).
+    /// Whether these parameters describe a window (a generation's own limits are checked
+    /// when one is built).
     fn check(&self) -> Result<(), &'static str> {
         if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&self.generations) {
             return Err("generations out of range");
@@ -78,60 +95,44 @@ impl WindowParams {
     pub fn generation_error(&self) -> f64 {
         self.error / f64::from(self.generations)
     }
-
-    /// The option bits every generation's chain carries.
-    fn chain_options(&self) -> u32 {
-        let options = OPT_NOROUND | OPT_FORCE64;
-        if self.scaling {
-            options
-        } else {
-            options | OPT_NO_SCALING
-        }
-    }
-
-    /// The error rate of a generation's first link, as `Chain::new` sets it.
-    fn first_link_error(&self) -> f64 {
-        if self.scaling {
-            self.generation_error() * ERROR_TIGHTENING
-        } else {
-            self.generation_error()
-        }
-    }
 }
 
 /// One slot of the window: the items added while it was the newest.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Generation {
+pub struct Held<G> {
     /// Slot number: `floor(time · g / window)` of the times it covers.
     pub slot: u64,
-    pub chain: Chain,
+    pub filter: G,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Windowed {
+pub struct Window<G> {
     pub params: WindowParams,
     /// The newest slot the filter has been advanced to (its clock).
     pub slot: u64,
+    /// The placement secret every generation is built with ([`Generation::KEYED`] kinds;
+    /// zero otherwise).
+    pub secret: u64,
     /// Held generations, oldest first; every one within `g` slots of `slot`.
-    pub ring: VecDeque<Generation>,
+    pub ring: VecDeque<Held<G>>,
 }
 
-impl Windowed {
+impl<G: Generation> Window<G> {
     /// A new, empty filter (BF.RESERVE, auto-creation) whose clock is not set yet: the first
     /// write sets it. Nothing here depends on the time, so a replica or an AOF replay builds
-    /// the same value; the size of a generation is checked now all the same.
-    pub fn new(params: WindowParams, max_bytes: u64) -> Result<Self, CreateError> {
+    /// the same value; a generation is built now all the same, to check its size and that
+    /// these parameters make one. A keyed kind places items by `secret` (chosen on the
+    /// primary; ignored by the others).
+    pub fn new(params: WindowParams, secret: u64, max_bytes: u64) -> Result<Self, CreateError> {
         params.check().map_err(|_| CreateError::Invalid)?;
-        let budget = max_bytes.saturating_sub(WINDOW_OVERHEAD + GENERATION_OVERHEAD);
-        <Chain>::first_link(
-            params.generation_capacity(),
-            params.generation_error(),
-            params.scaling,
-            budget,
-        )?;
+        G::check_params(&params).map_err(|_| CreateError::Invalid)?;
+        let secret = if G::KEYED { secret } else { 0 };
+        let budget = max_bytes.saturating_sub(G::window_overhead() + G::GENERATION_OVERHEAD);
+        G::build(&params, secret, budget)?;
         let filter = Self {
             params,
             slot: 0,
+            secret,
             ring: VecDeque::new(),
         };
         // What exists can be loaded: the loader's validator, by construction.
@@ -167,35 +168,40 @@ impl Windowed {
     }
 
     /// The generations live at `now_ms`, oldest first, whether or not retired yet.
-    pub fn live(&self, now_ms: u64) -> impl DoubleEndedIterator<Item = &Generation> + '_ {
+    pub fn live(&self, now_ms: u64) -> impl DoubleEndedIterator<Item = &Held<G>> + '_ {
         let current = self.slot_at(now_ms);
         self.ring
             .iter()
             .filter(move |g| self.is_live(g.slot, current))
     }
 
-    fn hash(item: &[u8]) -> ItemHash {
-        // Every generation hashes with MurmurHash64A (the validator insists on it).
-        ItemHash::of(item, true)
-    }
-
     /// Whether some generation live at `now_ms` holds the item. Reads only.
     pub fn contains(&self, now_ms: u64, item: &[u8]) -> bool {
-        let hash = Self::hash(item);
-        self.live(now_ms).rev().any(|g| g.chain.contains_hash(hash))
+        self.contains_hash(now_ms, G::hash(item))
+    }
+
+    /// `contains` of an item's hash ([`Generation::hash`]).
+    pub fn contains_hash(&self, now_ms: u64, hash: ItemHash) -> bool {
+        self.live(now_ms)
+            .rev()
+            .any(|g| g.filter.contains_hash(hash))
     }
 
     /// Adds an item at `now_ms` (after retiring what has left the window): `Ok(true)` if no
     /// live generation held it. An item held only by an older generation is added to the
-    /// newest too, so it is remembered for a whole window from now.
+    /// newest too, so it is remembered for a whole window from now. Refused, changing
+    /// nothing, while a generation's chunks are still arriving.
     pub fn add(&mut self, now_ms: u64, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
+        if !self.is_loaded() {
+            return Err(AddError::CannotGrow);
+        }
         self.retire(now_ms);
-        let hash = Self::hash(item);
-        let seen = self.ring.iter().rev().any(|g| g.chain.contains_hash(hash));
+        let hash = G::hash(item);
+        let seen = self.ring.iter().rev().any(|g| g.filter.contains_hash(hash));
         self.open_generation(&budget)?;
         let others = self.reported_bytes_without_newest();
         let newest = self.ring.back_mut().ok_or(AddError::CannotGrow)?;
-        let added = newest.chain.add_hash(hash, Share { budget, others })?;
+        let added = newest.filter.add_hash(hash, Share { budget, others })?;
         Ok(added && !seen)
     }
 
@@ -208,56 +214,53 @@ impl Windowed {
         let room = budget
             .limit(held)
             .saturating_sub(held)
-            .saturating_sub(GENERATION_OVERHEAD);
-        let p = &self.params;
-        let chain = Chain::new(
-            p.generation_capacity(),
-            p.generation_error(),
-            p.growth,
-            p.scaling,
-            room,
-        )
-        .map_err(|_| AddError::CannotGrow)?;
-        self.ring.push_back(Generation {
+            .saturating_sub(G::GENERATION_OVERHEAD);
+        let filter = G::build(&self.params, self.secret, room).map_err(|_| AddError::CannotGrow)?;
+        self.ring.push_back(Held {
             slot: self.slot,
-            chain,
+            filter,
         });
         Ok(())
+    }
+
+    /// Whether every generation's chunks have arrived (a window loading by LOADCHUNK).
+    pub fn is_loaded(&self) -> bool {
+        self.ring.iter().all(|g| g.filter.is_loaded())
     }
 
     /// Items added to the generations live at `now_ms` (BF.CARD); an item added again in a
     /// later generation counts once in each.
     pub fn card(&self, now_ms: u64) -> u64 {
         self.live(now_ms)
-            .fold(0u64, |sum, g| sum.saturating_add(g.chain.size))
+            .fold(0u64, |sum, g| sum.saturating_add(g.filter.items()))
     }
 
-    /// Items the window takes before any generation scales (BF.INFO Capacity): the live
+    /// Items the window takes before any generation grows (BF.INFO Capacity): the live
     /// generations' capacities, and a fresh one's for each generation not yet opened.
     pub fn capacity(&self, now_ms: u64) -> u64 {
         let open = self.live(now_ms).count() as u64;
         let unopened = u64::from(self.params.generations).saturating_sub(open);
         self.live(now_ms)
-            .map(|g| g.chain.capacity())
+            .map(|g| g.filter.capacity())
             .fold(0u64, u64::saturating_add)
             .saturating_add(unopened.saturating_mul(self.params.generation_capacity()))
     }
 
-    /// Links over the live generations (BF.INFO Number of filters).
+    /// Filters over the live generations (BF.INFO Number of filters).
     pub fn links(&self, now_ms: u64) -> u64 {
-        self.live(now_ms).map(|g| g.chain.links.len() as u64).sum()
+        self.live(now_ms).map(|g| g.filter.filters()).sum()
     }
 
     /// Bytes held (BF.INFO Size, MEMORY USAGE): every held generation, retired or not.
     pub fn reported_bytes(&self) -> u64 {
-        self.ring.iter().fold(WINDOW_OVERHEAD, |sum, g| {
-            sum.saturating_add(GENERATION_OVERHEAD)
-                .saturating_add(g.chain.reported_bytes())
+        self.ring.iter().fold(G::window_overhead(), |sum, g| {
+            sum.saturating_add(G::GENERATION_OVERHEAD)
+                .saturating_add(g.filter.bytes())
         })
     }
 
     fn reported_bytes_without_newest(&self) -> u64 {
-        let newest = self.ring.back().map_or(0, |g| g.chain.reported_bytes());
+        let newest = self.ring.back().map_or(0, |g| g.filter.bytes());
         self.reported_bytes().saturating_sub(newest)
     }
 
@@ -267,7 +270,7 @@ impl Windowed {
         self.expiry_after(0)
     }
 
-    /// Where a write at `now_ms` arms the key's expiry: [`Windowed::expires_at_ms`] once the
+    /// Where a write at `now_ms` arms the key's expiry: [`Window::expires_at_ms`] once the
     /// clock reads `now_ms`.
     pub fn expiry_after(&self, now_ms: u64) -> u64 {
         let slot = self.slot_at(now_ms);
@@ -278,11 +281,15 @@ impl Windowed {
     }
 
     /// The integrity check every decoder ends with (RDB, RESTORE, LOADCHUNK): parameters in
-    /// range, generations in slot order inside the window, every chain shaped as this filter
+    /// range, generations in slot order inside the window, every one shaped as this filter
     /// builds them, and the whole within `max_bytes`.
     pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
         let p = &self.params;
         p.check().map_err(LoadError::Invalid)?;
+        G::check_params(p).map_err(LoadError::Invalid)?;
+        if G::KEYED == (self.secret == 0) {
+            return Err(LoadError::Invalid("secret"));
+        }
         if self.slot > slot_at(p, u64::MAX) {
             return Err(LoadError::Invalid("slot beyond the last time"));
         }
@@ -298,16 +305,7 @@ impl Windowed {
                 return Err(LoadError::Invalid("generation outside the window"));
             }
             previous = Some(generation.slot);
-            let chain = &generation.chain;
-            let first = chain.links.first().ok_or(LoadError::Invalid("no links"))?;
-            if chain.options != p.chain_options() || chain.growth != p.growth {
-                return Err(LoadError::Invalid(
-                    "generation options differ from the window's",
-                ));
-            }
-            if first.entries != p.generation_capacity() || first.error != p.first_link_error() {
-                return Err(LoadError::Invalid("generation sized for another window"));
-            }
+            generation.filter.check_shape(p, self.secret)?;
         }
         if self.reported_bytes() > max_bytes {
             return Err(LoadError::TooLarge);
@@ -343,5 +341,7 @@ fn slot_start(params: &WindowParams, slot: u64) -> u64 {
     u64::try_from(start).unwrap_or(u64::MAX)
 }
 
+#[cfg(test)]
+mod compact_tests;
 #[cfg(test)]
 mod tests;

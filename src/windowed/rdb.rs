@@ -1,16 +1,16 @@
-//! The `bloomrsWN` RDB value: the window's parameters and clock, then each held generation's
-//! slot followed by its chain in the `MBbloom--` field order.
+//! The RDB value of a window: its parameters and clock, the secret of a keyed kind, then
+//! each held generation's slot followed by the generation in its own kind's RDB form (a
+//! `bloomrsWN` generation in the `MBbloom--` field order, a `bloomrsWC` one as a compact
+//! filter's).
 
-use super::{Generation, WindowParams, Windowed, GENERATION_OVERHEAD, WINDOW_OVERHEAD};
-use crate::bloom::{self, Chain};
+use super::{Generation, Held, Window, WindowParams};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 use std::collections::VecDeque;
 
-pub const ENCODING_VERSION: i32 = 1;
 /// The `flags` bit of a filter that does not scale inside a generation.
 pub(super) const FLAG_NONSCALING: u64 = 1;
 
-impl Windowed {
+impl<G: Generation> Window<G> {
     pub fn save(&self, w: &mut impl RdbWrite) {
         let p = &self.params;
         w.write_unsigned(p.window_ms);
@@ -19,16 +19,19 @@ impl Windowed {
         w.write_double(p.error);
         w.write_unsigned(u64::from(p.growth));
         w.write_unsigned(if p.scaling { 0 } else { FLAG_NONSCALING });
+        if G::KEYED {
+            w.write_unsigned(self.secret);
+        }
         w.write_unsigned(self.slot);
         w.write_unsigned(self.ring.len() as u64);
         for generation in &self.ring {
             w.write_unsigned(generation.slot);
-            generation.chain.save(w);
+            generation.filter.save(w);
         }
     }
 
     pub fn load(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
-        if encver != ENCODING_VERSION {
+        if encver != G::ENCODING_VERSION {
             return Err(LoadError::UnknownVersion(encver));
         }
         let params = WindowParams {
@@ -40,25 +43,31 @@ impl Windowed {
             scaling: parse_flags(r.read_unsigned()?).ok_or(LoadError::Invalid("flags"))?,
         };
         params.check().map_err(LoadError::Invalid)?;
+        let secret = if G::KEYED { r.read_unsigned()? } else { 0 };
         let slot = r.read_unsigned()?;
         let held = r.read_unsigned()?;
         if held > u64::from(params.generations) {
             return Err(LoadError::Invalid("more generations than the window holds"));
         }
         let mut ring = VecDeque::new();
-        let mut used = WINDOW_OVERHEAD;
+        let mut used = G::window_overhead();
         for _ in 0..held {
             let generation_slot = r.read_unsigned()?;
-            used = used.saturating_add(GENERATION_OVERHEAD);
+            used = used.saturating_add(G::GENERATION_OVERHEAD);
             let budget = max_bytes.checked_sub(used).ok_or(LoadError::TooLarge)?;
-            let chain = Chain::load(r, bloom::ENCODING_VERSION, budget)?;
-            used = used.saturating_add(chain.reported_bytes());
-            ring.push_back(Generation {
+            let filter = G::load(r, budget)?;
+            used = used.saturating_add(filter.bytes());
+            ring.push_back(Held {
                 slot: generation_slot,
-                chain,
+                filter,
             });
         }
-        let filter = Windowed { params, slot, ring };
+        let filter = Window {
+            params,
+            slot,
+            secret,
+            ring,
+        };
         filter.validate(max_bytes)?;
         Ok(filter)
     }

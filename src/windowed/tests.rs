@@ -20,7 +20,7 @@ fn params(window_ms: u64, generations: u32, capacity: u64, error: f64) -> Window
 
 /// A new filter whose clock reads `now`.
 fn filter(p: WindowParams, now: u64) -> Windowed {
-    let mut f = Windowed::new(p, NO_LIMIT).unwrap();
+    let mut f = Windowed::new(p, 0, NO_LIMIT).unwrap();
     f.retire(now);
     f
 }
@@ -107,7 +107,7 @@ fn remembered_exactly_up_to_the_slot_boundaries() {
     assert_eq!(f.card(retires_at), 0);
     assert_eq!(f.retire(retires_at), 1);
     assert!(f.ring.is_empty());
-    assert_eq!(f.reported_bytes(), WINDOW_OVERHEAD);
+    assert_eq!(f.reported_bytes(), <Chain as Generation>::window_overhead());
 }
 
 #[test]
@@ -145,7 +145,7 @@ fn re_adding_refreshes_an_item() {
 fn created_without_a_clock() {
     // Creation does not depend on the time: the first write sets the clock.
     let p = params(60_000, 4, 1_000, 0.01);
-    let mut f = Windowed::new(p, NO_LIMIT).unwrap();
+    let mut f = Windowed::new(p, 0, NO_LIMIT).unwrap();
     assert_eq!((f.slot, f.ring.len()), (0, 0));
     assert_eq!(f.capacity(T0), 1_000);
     assert_eq!(f.card(T0), 0);
@@ -217,7 +217,7 @@ fn error_rate_holds_while_a_generation_overfills() {
             f.add(T0, format!("{seed}-{i}").as_bytes(), NO_LIMIT)
                 .unwrap();
         }
-        assert!(f.ring[0].chain.links.len() >= 5);
+        assert!(f.ring[0].filter.links.len() >= 5);
         let probes = 40_000;
         let hits = false_positives(&f, T0, &seed.to_string(), probes);
         let bound = probes as f64 * 0.01 / 4.0;
@@ -231,7 +231,7 @@ fn non_scaling_generations_fill_up() {
     p.scaling = false;
     let mut f = filter(p, 0);
     assert_eq!(f.add(0, b"a", NO_LIMIT), Ok(true));
-    assert_eq!(f.ring[0].chain.links[0].entries, 2);
+    assert_eq!(f.ring[0].filter.links[0].entries, 2);
     assert_eq!(f.add(0, b"b", NO_LIMIT), Ok(true));
     assert_eq!(f.add(0, b"c", NO_LIMIT), Err(AddError::Full));
     // The next slot opens a fresh generation.
@@ -267,17 +267,17 @@ fn parameters_out_of_range_are_refused() {
     ];
     for p in cases {
         assert_eq!(
-            Windowed::new(p, NO_LIMIT),
+            Windowed::new(p, 0, NO_LIMIT),
             Err(CreateError::Invalid),
             "{p:?}"
         );
     }
     assert_eq!(
-        Windowed::new(params(10_000, 4, 1_000_000, 0.01), 100_000),
+        Windowed::new(params(10_000, 4, 1_000_000, 0.01), 0, 100_000),
         Err(CreateError::TooLarge)
     );
     // The limit is checked at creation for the first generation, not allocated yet.
-    let f = Windowed::new(params(10_000, 4, 1_000_000, 0.01), 700_000).unwrap();
+    let f = Windowed::new(params(10_000, 4, 1_000_000, 0.01), 0, 700_000).unwrap();
     assert!(f.ring.is_empty());
     let mut opened = f.clone();
     opened.add(T0, b"x", 700_000).unwrap();
@@ -288,11 +288,14 @@ fn parameters_out_of_range_are_refused() {
 fn the_byte_cap_covers_every_generation() {
     let p = params(4_000, 4, 4_000, 0.01);
     let mut first = filter(p, 0);
-    assert_eq!(first.reported_bytes(), WINDOW_OVERHEAD);
+    assert_eq!(
+        first.reported_bytes(),
+        <Chain as Generation>::window_overhead()
+    );
     first.add(0, b"a", NO_LIMIT).unwrap();
     let one = first.reported_bytes();
     let cap = one * 2 + 100;
-    let mut f = Windowed::new(p, cap).unwrap();
+    let mut f = Windowed::new(p, 0, cap).unwrap();
     f.add(0, b"a", cap).unwrap();
     f.add(1_000, b"b", cap).unwrap();
     assert_eq!(f.add(2_000, b"c", cap), Err(AddError::CannotGrow));
@@ -390,7 +393,7 @@ fn validator_refusals() {
         Err(LoadError::Invalid("generation sized for another window"))
     );
     let mut legacy = f.clone();
-    legacy.ring[0].chain.options &= !crate::bloom::OPT_FORCE64;
+    legacy.ring[0].filter.options &= !crate::bloom::OPT_FORCE64;
     assert_eq!(
         legacy.validate(NO_LIMIT),
         Err(LoadError::Invalid(
@@ -409,15 +412,15 @@ fn scandump_round_trip() {
         assert_eq!(copy.card(now), f.card(now));
         let mut iter = 1;
         let mut chunks = 0;
-        while let Some(chunk) = f.chunk_at(iter) {
-            copy.load_chunk(chunk.next, chunk.bytes).unwrap();
-            iter = chunk.next;
+        while let Some((next, bytes)) = f.chunk_at(iter) {
+            copy.load_chunk(next, &bytes, NO_LIMIT).unwrap();
+            iter = next;
             chunks += 1;
         }
         assert_eq!(copy, f);
         let walked: Vec<_> = f.chunks().collect();
         assert_eq!(walked.len(), chunks);
-        assert_eq!(walked.last().map(|c| c.next), Some(iter));
+        assert_eq!(walked.last().map(|c| c.0), Some(iter));
         assert_eq!(f.chunk_at(iter), None);
         assert_eq!(f.chunk_at(0), None);
     }
@@ -444,7 +447,7 @@ fn header_refusals() {
         Err(HeaderError::TooLarge)
     );
     // A RedisBloom chain header is not a windowed one.
-    let chain = f.ring[0].chain.encode_header();
+    let chain = f.ring[0].filter.encode_header();
     assert!(!Windowed::is_header(&chain));
     assert_eq!(
         Windowed::from_header(&chain, NO_LIMIT),
@@ -465,14 +468,23 @@ fn chunk_refusals() {
     let (f, _) = busy_filter(9);
     let mut copy = Windowed::from_header(&f.encode_header(), NO_LIMIT).unwrap();
     let first = f.chunk_at(1).unwrap();
-    assert_eq!(copy.load_chunk(0, first.bytes), Err(ChunkError::BadData));
-    assert_eq!(copy.load_chunk(-5, first.bytes), Err(ChunkError::BadData));
-    let end = f.chunks().last().unwrap().next;
-    assert_eq!(copy.load_chunk(end + 10, b"x"), Err(ChunkError::NoLink));
-    // A chunk running past its link.
-    let too_long = vec![0u8; first.bytes.len() + 1];
     assert_eq!(
-        copy.load_chunk(1 + too_long.len() as i64, &too_long),
+        copy.load_chunk(0, &first.1, NO_LIMIT),
+        Err(ChunkError::BadData)
+    );
+    assert_eq!(
+        copy.load_chunk(-5, &first.1, NO_LIMIT),
+        Err(ChunkError::BadData)
+    );
+    let end = f.chunks().last().unwrap().0;
+    assert_eq!(
+        copy.load_chunk(end + 10, b"x", NO_LIMIT),
+        Err(ChunkError::NoLink)
+    );
+    // A chunk running past its link.
+    let too_long = vec![0u8; first.1.len() + 1];
+    assert_eq!(
+        copy.load_chunk(1 + too_long.len() as i64, &too_long, NO_LIMIT),
         Err(ChunkError::TooBig)
     );
 }

@@ -12,12 +12,14 @@
 //! - `state`: what a server holds, read back to compare (keys, INFO numbers, a Bloom key's
 //!   chunks and replies, membership), and adding items in batches.
 //! - `pair`: a primary and its replica under a long randomized run.
+//! - `clock`: a fault-injection server's clock, moved so that windows see days pass.
 //! - `cluster`: clusters on loopback (with replicas) and a client that follows redirections.
 //!
 //! Each test binary declares this module `pub mod common;`: its items are then the binary's
 //! public interface, so a helper one binary does not use is not dead code there.
 
 mod client;
+mod clock;
 mod cluster;
 mod compat;
 mod fixtures;
@@ -27,6 +29,7 @@ mod server;
 mod state;
 
 pub use client::*;
+pub use clock::*;
 pub use cluster::*;
 pub use compat::*;
 pub use fixtures::*;

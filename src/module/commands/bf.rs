@@ -23,7 +23,7 @@ fn default_options() -> BloomOptions {
     let expansion = settings::BF_EXPANSION.get();
     let window = settings::bf_window();
     let scaling = expansion != 0;
-    let compact = settings::bf_compact() && scaling && window.is_none();
+    let compact = settings::bf_compact() && scaling;
     BloomOptions {
         capacity: settings::bf_initial_size(),
         error: settings::bf_error_rate(),
@@ -34,7 +34,7 @@ fn default_options() -> BloomOptions {
         scaling,
         window,
         counting: false,
-        // Compact where nothing else is asked of the filter (a window, no scaling).
+        // Compact wherever it grows (with bf-window: a compact windowed filter).
         compact,
         // Blocked where nothing else is (bf-compact wins over bf-blocked).
         blocked: settings::bf_blocked() && !compact && window.is_none(),

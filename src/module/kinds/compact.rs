@@ -139,11 +139,12 @@ impl BloomKind for CompactFilter {
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
     const ANNOUNCES: bool = true;
 
-    /// Takes the options that ask for COMPACT (with COUNTING: one that deletes). The
+    /// Takes the options that ask for COMPACT without a window (with COUNTING: one that
+    /// deletes; with a window the compact windowed kind takes them). The
     /// secret is drawn here on the primary; a command replayed from an older primary or
     /// AOF (which sent the command itself) places items unkeyed, as converted filters do.
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
-        if !options.compact {
+        if !options.compact || options.window.is_some() {
             return Ok(None);
         }
         let secret = match write.replayed() {

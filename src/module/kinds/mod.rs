@@ -262,9 +262,10 @@ impl<T: BloomKind> Replacement for T {
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim, and any options the others do not take.
-pub static KINDS: [Kind; 7] = [
+pub static KINDS: [Kind; 8] = [
     kind::<crate::fuse::StaticFilter>(),
     kind::<crate::blocked::Blocked>(),
+    kind::<crate::windowed::CompactWindowed>(),
     kind::<crate::compact::CompactFilter>(),
     kind::<crate::sparse::Sparse>(),
     kind::<crate::windowed::Windowed>(),
@@ -289,7 +290,8 @@ pub fn lookup(key: &mut Key) -> Slot<'_, dyn BloomValue> {
 }
 
 /// Creates the filter `options` describe in an empty, writable key: of the first kind that
-/// takes them (blocked with BLOCKED, compact with COMPACT, windowed with a window, counting with COUNTING, sparse
+/// takes them (blocked with BLOCKED, compact windowed with COMPACT and a window, compact with
+/// COMPACT, windowed with a window, counting with COUNTING, sparse
 /// when a client of the primary asks and `bf-sparse-max-bytes` is set, else the plain
 /// chain). Returns it and
 /// whether the kind queued its own creation effect (`false`: the caller propagates it as

@@ -163,7 +163,7 @@ impl From<bf::ArgError> for CommandError {
             bf::ArgError::CountingWithWindow => COUNTING_WITH_WINDOW,
             bf::ArgError::CompactNonScaling => COMPACT_NONSCALING,
             bf::ArgError::CompactErrorRate => COMPACT_ERROR_RATE,
-            bf::ArgError::CompactWithWindow => COMPACT_WITH_WINDOW,
+            bf::ArgError::CompactWindowErrorRate => COMPACT_WINDOW_ERROR_RATE,
             bf::ArgError::BlockedWithCompact => BLOCKED_WITH_COMPACT,
             bf::ArgError::BlockedWithCounting => BLOCKED_WITH_COUNTING,
             bf::ArgError::BlockedWithWindow => BLOCKED_WITH_WINDOW,
@@ -260,7 +260,8 @@ pub const NOT_COUNTING: &CStr =
 pub const ESTIMATE_NOT_SIZED: &CStr = c"ERR BF.ESTIMATE sizes RedisBloom's filters and COUNTING, BLOCKED and STATIC ones; a COMPACT or WINDOW filter's size follows the items it holds (fill one and ask BF.INFO key SIZE)";
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
-pub const COMPACT_WITH_WINDOW: &CStr = c"ERR COMPACT and WINDOW cannot be combined";
+pub const COMPACT_WINDOW_ERROR_RATE: &CStr =
+    c"ERR COMPACT WINDOW filters take error rates from 1e-12 per generation (error / GENERATIONS)";
 pub const COMPACT_ERROR_RATE: &CStr =
     c"ERR COMPACT filters take error rates from 1e-12: a tighter one outgrows its fingerprints before the largest filter";
 // Static sets (deviation D21): our own wording.
