@@ -432,3 +432,71 @@ fn a_chain_never_counts_items_past_what_bf_card_answers() {
     assert_eq!(call!(c, "BF.CARD", "q"), Int(i64::MAX));
     assert_eq!(call!(c, "BF.CARD", "p"), Int(1));
 }
+
+/// RedisBloom 8.8's `test_arbitrary_offset` header: one link of 1 byte (8 bits) said to hold
+/// 361,141,753,813,009 items at 10 %, and to hold them already. RedisBloom accepts it and then
+/// answers `problem inserting into filter` to every add; here it is refused at the chunk
+/// (deviation D24), and so is the same link with a whole 64-bit word for its array (which the
+/// array check alone let in). The test's next commands then meet a filter BF.ADD created.
+/// Genuine headers load from a client, and a DUMP of the crafted link is refused by RESTORE.
+#[test]
+fn a_header_whose_link_cannot_hold_its_capacity_is_refused_at_the_chunk() {
+    let s = Server::start();
+    let mut c = s.client();
+    let items = 361_141_753_813_009u64.to_le_bytes();
+    let tenth = 0.1f64.to_le_bytes();
+    let header = |bytes: u64, bits: u64| {
+        let mut h = Vec::new();
+        h.extend_from_slice(&items); // size
+        h.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]); // links, options, growth
+        h.extend_from_slice(&bytes.to_le_bytes());
+        h.extend_from_slice(&bits.to_le_bytes());
+        h.extend_from_slice(&items); // the link's size
+        h.extend_from_slice(&tenth); // error
+        h.extend_from_slice(&tenth); // bits per entry
+        h.extend_from_slice(&1u32.to_le_bytes()); // hashes
+        h.extend_from_slice(&items); // capacity
+        h.push(0); // n2
+        h
+    };
+    let redisbloom_test = header(1, 8);
+    assert_eq!(redisbloom_test.len(), HEADER_FIXED + LINK_RECORD);
+    let refused = [
+        ("RedisBloom's test header", redisbloom_test),
+        ("a whole word", header(8, 64)),
+    ];
+    assert_headers_refused(
+        &mut c,
+        "BF.LOADCHUNK",
+        "k",
+        &refused,
+        &err("ERR received bad data"),
+    );
+    assert_eq!(call!(c, "BF.ADD", "k", "1"), Int(1));
+    assert_eq!(
+        call!(c, "BF.LOADCHUNK", "k", "71752852194637", "HELLO"),
+        err("ERR invalid offset - no link found")
+    );
+    // A genuine chain of two links loads from a client; its RESTORE with the first link's
+    // capacity raised 2^40 times is refused.
+    assert_eq!(call!(c, "BF.RESERVE", "g", "0.01", "20"), ok());
+    madd_new(&mut c, "g", 30);
+    assert_eq!(links(&mut c, "g"), 2);
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "g");
+    load_chunks(&mut c, "BF.LOADCHUNK", "copy", &chunks);
+    assert_eq!(bloom_state(&mut c, "copy"), bloom_state(&mut c, "g"));
+    assert_eq!(call!(c, "CONFIG", "SET", "rdbcompression", "no"), ok());
+    let payload = Payload::parse(&call!(c, "DUMP", "g").bytes());
+    // Fields: size, links, options, growth, then per link: capacity, error, hashes, bpe,
+    // bits, n2, array, size.
+    let RdbField::Unsigned(capacity) = payload.fields[4] else {
+        panic!("{:?}", payload.fields[4]);
+    };
+    let crafted = payload.with(4, RdbField::Unsigned(capacity << 40));
+    assert_eq!(
+        call!(c, "RESTORE", "crafted", "0", crafted.encode()),
+        err("ERR Bad data format")
+    );
+    assert_eq!(call!(c, "RESTORE", "restored", "0", payload.encode()), ok());
+    assert_eq!(call!(c, "EXISTS", "crafted"), Int(0));
+}

@@ -370,6 +370,19 @@ pub fn validate_shape<C: Cells>(shape: &LinkShape) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Whether a link's bits hold its capacity, as every link RedisBloom builds does (its bits
+/// per entry from its error rate, its bits from capacity × bits per entry, rounded up; the
+/// oldest encoding derived its bits the same way), by the stored bits per entry and by its
+/// error rate's, whichever asks more (a header may misstate one of them: issue 35's raised
+/// error rate keeps its bits per entry). RedisBloom 8.8's `test_arbitrary_offset` LOADCHUNKs
+/// a link of 8 bits said to hold 3.6e14 items, which RedisBloom accepts: the link never
+/// fills, or is full already and the next link, sized from that capacity, cannot be
+/// allocated, so every add that must grow answers `problem inserting into filter`.
+pub fn holds_its_capacity(shape: &LinkShape) -> bool {
+    let bpe = shape.bpe.max(bits_per_entry(shape.error));
+    shape.entries as f64 * bpe <= shape.bits as f64 + 1.0
+}
+
 /// RedisBloom's links (and counting links): sized by the classic formula, each next link
 /// `growth` times the capacity at half the error rate, under the chain's options.
 impl<C: Cells> ChainLink for Link<C> {

@@ -280,6 +280,15 @@ impl<C: Cells> Chain<Link<C>> {
         }
     }
 
+    /// Whether every link's bits hold its capacity at its error rate, as in every chain
+    /// RedisBloom builds ([`link::holds_its_capacity`]): what a client's LOADCHUNK header or
+    /// RESTORE must describe (deviation D24).
+    pub fn links_hold_their_capacities(&self) -> bool {
+        self.links
+            .iter()
+            .all(|link| link::holds_its_capacity(&link.shape()))
+    }
+
     /// Sum of link capacities (BF.INFO Capacity).
     pub fn capacity(&self) -> u64 {
         self.links

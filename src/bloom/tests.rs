@@ -705,3 +705,26 @@ fn a_link_array_larger_than_its_bits_is_refused() {
         Err(LoadError::Invalid("bit count does not match the array"))
     );
 }
+
+/// Every link RedisBloom's sizing builds holds its capacity (deviation D24), under each
+/// rounding option, and one said to hold far more than its bits does not.
+#[test]
+fn every_link_sized_as_redisbloom_sizes_it_holds_its_capacity() {
+    use link::{holds_its_capacity, LinkShape, OPT_ENTS_IS_BITS, OPT_NOROUND};
+    for options in [0, OPT_NOROUND, OPT_ENTS_IS_BITS] {
+        for entries in [1u64, 2, 7, 20, 100, 1000, 123_457, 10_000_000, 40] {
+            for error in [0.5, 0.1, 0.01, 0.001, 1e-6, 0.25 * 0.5f64.powi(20)] {
+                let Ok(shape) = LinkShape::new(entries, error, options) else {
+                    continue;
+                };
+                assert!(holds_its_capacity(&shape), "{options} {entries} {error}");
+                let room = (shape.bits as f64 / shape.bpe) as u64;
+                let crowded = LinkShape {
+                    entries: room * 2 + 2,
+                    ..shape
+                };
+                assert!(!holds_its_capacity(&crowded), "{options} {entries} {error}");
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use super::set::SEGMENT_MAX;
 use super::table::{Shape, MAX_SEGMENT_LENGTH};
 use super::*;
 use crate::rdb::MemoryRdb;
@@ -82,24 +83,85 @@ fn the_set_takes_at_most_nine_bytes_per_item() {
     assert!(set.iter().eq(items.iter().copied()));
 }
 
+/// Hashes that crowd one corner of the hash space, in the orders that hurt a set indexed by
+/// the hashes' top bits: sharing their top 22 bits, or all but the lowest, each added at the
+/// front, the back or the middle of those added before (a crafted chunk or RESTORE payload
+/// sends any hashes in any order). No run, and so no insert's move, grows past
+/// `SEGMENT_MAX`, and memory stays at 8 to 10 bytes per hash.
 #[test]
-fn the_set_grows_only_as_its_budget_allows() {
-    let mut set = HashSet::default();
-    let mut rng = Rng::new(4);
-    let limit = 40_000u64;
-    let mut refused = false;
-    for _ in 0..10_000 {
-        let before = set.clone();
-        match set.insert(rng.next(), &limit) {
-            Ok(_) => assert!(set.bytes() <= limit),
-            Err(_) => {
-                assert_eq!(set, before);
-                refused = true;
-                break;
+fn crowded_hashes_in_any_order_keep_runs_bounded_and_memory_proportional() {
+    const N: u64 = 100_000;
+    fn shared_22(i: u64) -> u64 {
+        (0x2A5F17 << 42) | (i * 1_000_003)
+    }
+    type Order = (&'static str, fn(u64) -> u64);
+    let orders: [Order; 6] = [
+        ("top 22 bits shared, decreasing", |i| shared_22(N - i)),
+        ("top 22 bits shared, increasing", shared_22),
+        ("consecutive from the top, decreasing", |i| u64::MAX - i),
+        ("consecutive from 0, increasing", |i| i),
+        // 97 clusters spread over the hash space, each sharing 45 bits, in turn.
+        ("97 clusters in turn, decreasing", |i| {
+            ((i % 97) * (u64::MAX / 97)) + ((N - i) << 2)
+        }),
+        // 0, MAX, 1, MAX-1, ...: every hash lands between the two runs already held.
+        ("from both ends toward the middle", |i| {
+            if i % 2 == 0 {
+                i / 2
+            } else {
+                u64::MAX - i / 2
+            }
+        }),
+    ];
+    let n = N;
+    for (name, hash) in orders {
+        let mut set = HashSet::default();
+        for i in 0..n {
+            assert_eq!(set.insert(hash(i), &u64::MAX), Ok(true), "{name}");
+            if i % 1000 == 0 {
+                assert!(set.largest_run() <= SEGMENT_MAX, "{name} at {i}");
             }
         }
+        assert!(set.largest_run() <= SEGMENT_MAX, "{name}");
+        assert_eq!(set.len(), n);
+        let per_hash = set.bytes() as f64 / n as f64;
+        // A run just split and grown once holds 513 hashes in room for 640: 10 bytes each.
+        assert!(per_hash <= 10.0, "{name}: {per_hash} bytes per hash");
+        let mut expected: Vec<u64> = (0..n).map(&hash).collect();
+        expected.sort_unstable();
+        assert!(set.iter().eq(expected.iter().copied()), "{name}");
+        assert!(expected.iter().all(|h| set.contains(*h)), "{name}");
+        assert_eq!(set.range(n - 5, 10), expected[n as usize - 5..].to_vec());
     }
-    assert!(refused);
+}
+
+/// Random hashes, and hashes sharing their top 40 bits in decreasing order (a crowded
+/// segment's runs).
+#[test]
+fn the_set_grows_only_as_its_budget_allows() {
+    let mut rng = Rng::new(4);
+    let sources: [Box<dyn FnMut(u64) -> u64>; 2] = [
+        Box::new(move |_| rng.next()),
+        Box::new(|i| (0x005A_5A5A_5A5A << 24) | (0x00FF_FFFF - i)),
+    ];
+    for mut hash in sources {
+        let mut set = HashSet::default();
+        let limit = 40_000u64;
+        let mut refused = false;
+        for i in 0..10_000 {
+            let before = set.clone();
+            match set.insert(hash(i), &limit) {
+                Ok(_) => assert!(set.bytes() <= limit),
+                Err(_) => {
+                    assert_eq!(set, before);
+                    assert_eq!(set.bytes(), before.bytes());
+                    refused = true;
+                    break;
+                }
+            }
+        }
+        assert!(refused);
+    }
 }
 
 #[test]

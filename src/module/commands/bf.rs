@@ -467,7 +467,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CommandResult {
         Slot::WrongType => return Err(WRONG_TYPE.into()),
         Slot::Empty if iter != 1 => return Err(NOT_FOUND.into()),
         Slot::Empty => {
-            kinds::create_from_header(&mut key, data, admission.limit(0))
+            kinds::create_from_header(&mut key, data, &admission)
                 .inspect_err(|_| stats::count(&stats::REJECTED_CHUNKS))?;
         }
         Slot::Ours(filter) => {

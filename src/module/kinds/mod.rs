@@ -45,9 +45,10 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::bloom::{pieces, AddError, Chain, ChunkError, CreateError, HeaderError, Link};
+use crate::budget::Budget;
 use crate::counting::{Counter4, DeleteError};
 use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
-use crate::module::ffi::{guard, Key, Member, RawString, Slot};
+use crate::module::ffi::{guard, Admission, Key, Member, RawString, Slot};
 use crate::module::state::stats::Measured;
 use crate::module::types::FilterValue;
 use crate::syntax::bf::BloomOptions;
@@ -212,7 +213,7 @@ pub struct Kind {
     /// Creates and stores a value of this kind if the options are for it; `Some(announced)`
     /// when it did.
     create: fn(&mut Key, &BloomOptions, &mut Write) -> Result<Option<bool>, CreateError>,
-    from_header: fn(&mut Key, &[u8], u64) -> Result<(), HeaderError>,
+    from_header: fn(&mut Key, &[u8], &Admission) -> Result<(), HeaderError>,
 }
 
 const fn kind<T: BloomKind>() -> Kind {
@@ -228,12 +229,18 @@ fn view<T: BloomKind>(value: *mut c_void) -> *mut dyn BloomValue {
     value.cast::<T>() as *mut dyn BloomValue
 }
 
+/// A client's header must also describe a value commands could build (`admitted`, as RESTORE
+/// asks); a primary's or the AOF's never is refused on that ground.
 fn store_header<T: BloomKind>(
     key: &mut Key,
     header: &[u8],
-    max_bytes: u64,
+    admission: &Admission,
 ) -> Result<(), HeaderError> {
-    store(key, T::from_header(header, max_bytes)?);
+    let value = T::from_header(header, admission.limit(0))?;
+    if admission.binds() && !value.admitted() {
+        return Err(HeaderError::BadData);
+    }
+    store(key, value);
     Ok(())
 }
 
@@ -313,14 +320,18 @@ pub fn create<'k>(
 }
 
 /// Creates the filter a LOADCHUNK header describes, of the kind whose magic it carries.
-pub fn create_from_header(key: &mut Key, header: &[u8], max_bytes: u64) -> Result<(), HeaderError> {
+pub fn create_from_header(
+    key: &mut Key,
+    header: &[u8],
+    admission: &Admission,
+) -> Result<(), HeaderError> {
     let claimed = |kind: &&Kind| kind.magic.is_some_and(|magic| header.starts_with(magic));
     let kind = KINDS
         .iter()
         .find(claimed)
         .or_else(|| KINDS.iter().find(|kind| kind.magic.is_none()))
         .ok_or(HeaderError::BadData)?;
-    (kind.from_header)(key, header, max_bytes)
+    (kind.from_header)(key, header, admission)
 }
 
 /// Bytes of one `BF.LOADCHUNK` the AOF rewrite emits for a [`BloomKind::PIECEWISE`] kind. The

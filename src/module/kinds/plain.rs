@@ -21,7 +21,7 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
 
 filter_value!(Chain, "a Bloom filter", |value, defrag| relocate_chain(
     value, defrag
-));
+), admitted: |value| value.links_hold_their_capacities());
 
 impl BloomValue for Chain {
     fn add_each(
