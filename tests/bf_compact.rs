@@ -820,7 +820,9 @@ fn a_segment_whose_header_disagrees_with_its_words_is_refused() {
         for (at, words) in segments.iter().enumerate() {
             let header = words[0];
             let mut edits: Vec<Vec<u64>> = Vec::new();
-            for (shift, bits) in [(0, 16), (16, 16), (32, 8), (40, 8)] {
+            // Entries, counters, shortest and longest length; then every bit of the head's
+            // length, the void's flag and depth, and the zero top.
+            for (shift, bits) in [(0, 13), (13, 13), (26, 6), (32, 6)] {
                 let field = header >> shift & ((1 << bits) - 1);
                 for value in [field.wrapping_add(1), field.wrapping_sub(1)] {
                     if value >> bits == 0 {
@@ -829,7 +831,7 @@ fn a_segment_whose_header_disagrees_with_its_words_is_refused() {
                     }
                 }
             }
-            edits.extend((48..64).map(|bit| [&[header ^ 1 << bit], &words[1..]].concat()));
+            edits.extend((38..64).map(|bit| [&[header ^ 1 << bit], &words[1..]].concat()));
             edits.push(words[..words.len() - 1].to_vec());
             edits.push([words.as_slice(), &[0]].concat());
             for edited in edits {

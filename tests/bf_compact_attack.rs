@@ -272,7 +272,8 @@ fn a_full_segment_never_counts_more_items_than_its_counts_hold() {
             continue;
         }
         let head = u64::from_le_bytes(data[start..start + 8].try_into().unwrap());
-        let (entries, counters) = (head & 0xffff, (head >> 16 & 0xffff) as usize);
+        // The header's entries and counters: 13 bits each.
+        let (entries, counters) = (head & 0x1fff, (head >> 13 & 0x1fff) as usize);
         if entries == 4096 {
             full += 1;
             for w in words - counters..words {

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! magic "bloomrsP" | version u32 | error f64 | log2_slots u32 | generation u32 | width u32
-//! | flags u32 (bit 0: deletable) | items u64 | entries u64            (52 bytes)
+//! | flags u32 (bit 0: deletable, bit 2: kept) | items u64 | entries u64  (52 bytes)
 //! ```
 //!
 //! Data chunks then carry the table's bytes in order, at most [`MAX_CHUNK`] each: iterator
@@ -43,6 +43,8 @@ const DOUBLING_HEADER_LEN: usize = 68;
 const FLAG_DELETABLE: u64 = 1;
 /// The table is in encoding 1's form (only while its chunks arrive).
 const FLAG_LEGACY: u64 = 2;
+/// The value is kept in this encoding for good, never converted to segments (`kept`).
+const FLAG_KEPT: u64 = 4;
 
 /// The fields a header or an RDB value carries, before any table is allocated.
 struct Shape {
@@ -71,7 +73,7 @@ impl Shape {
         if !(self.error > 0.0 && self.error < 1.0) {
             return Err(LoadError::Invalid("error rate"));
         }
-        if self.flags & !(FLAG_DELETABLE | FLAG_LEGACY) != 0 {
+        if self.flags & !(FLAG_DELETABLE | FLAG_LEGACY | FLAG_KEPT) != 0 {
             return Err(LoadError::Invalid("unknown flags"));
         }
         let log2_slots = u32::try_from(self.log2_slots)
@@ -139,7 +141,8 @@ impl Shape {
             generation: u64::from(filter.generation),
             width: u64::from(filter.table.width),
             flags: u64::from(filter.deletable) * FLAG_DELETABLE
-                + u64::from(filter.legacy) * FLAG_LEGACY,
+                + u64::from(filter.legacy) * FLAG_LEGACY
+                + u64::from(filter.kept) * FLAG_KEPT,
             items: filter.items,
             entries: filter.entries,
             doubling: filter.doubling.as_ref().map(|d| (d.cursor, d.reserve)),
@@ -167,6 +170,7 @@ impl Shape {
             entries: self.entries,
             received,
             legacy: self.flags & FLAG_LEGACY != 0,
+            kept: self.flags & FLAG_KEPT != 0,
             next_width: next_width(self.error, dims.generation, table.width),
             table,
             moved: 0,

@@ -1,6 +1,10 @@
 //! The compact kind's value: a filter grown by segments (`segments`), or one arriving by
-//! LOADCHUNK, in encoding 4's chunks or in an older encoding's (a doubling table, converted
-//! once its last byte arrives). RDB encoding 4 stores either form, after a tag.
+//! LOADCHUNK, in encoding 4's chunks or in an older encoding's (a doubling table), or an
+//! older value kept as it is. An older value is converted to segments when its last byte
+//! arrives if that fits one command's bound (`CONVERT_SLOTS`); otherwise, or when it cannot
+//! be converted (one quotient crowded past a segment's bound), it is kept for good and
+//! answers as the doubling table it is (`settled`). RDB encoding 4 stores either form,
+//! after a tag.
 
 use std::borrow::Cow;
 
@@ -12,6 +16,11 @@ use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
 /// Encoding 4: a segment filter (older encodings, 1 to 3, still load, converted one way).
 pub const ENCODING_VERSION: i32 = 4;
+/// The most slots (both tables') of an older value converted to segments in the command
+/// (or load) that completes it: the conversion reads every slot and codes every entry, so
+/// this keeps it within the work one add may do (`model::compact`'s bound, about 33,000
+/// entries). A larger value is kept as it is.
+pub const CONVERT_SLOTS: u64 = 1 << 13;
 /// RDB tags of encoding 4's forms.
 const SEGMENT_FORM: u64 = 0;
 const OLDER_FORM: u64 = 1;
@@ -24,7 +33,9 @@ pub enum CompactFilter {
     /// the last one. Boxed, as the rare forms are, so that every complete filter takes the
     /// segment filter's size alone (its flag leaves room for the tag).
     Arriving(Box<Arrival>),
-    /// An older encoding's chunks arriving (its table not complete yet): as above.
+    /// An older encoding's value: its chunks arriving (its table not complete yet: as
+    /// above), or complete and kept as it is (`Compact::kept`), answering and growing as
+    /// the doubling table it is.
     Older(Box<Compact>),
 }
 
@@ -53,7 +64,11 @@ impl CompactFilter {
 
     #[inline]
     pub fn contains(&self, item: &[u8]) -> bool {
-        self.segments().is_some_and(|f| f.contains(item))
+        match self {
+            CompactFilter::Segments(f) => f.contains(item),
+            CompactFilter::Older(c) => c.contains(item),
+            CompactFilter::Arriving(_) => false,
+        }
     }
 
     /// Answers `contains` for every item in order (BF.MEXISTS).
@@ -62,9 +77,10 @@ impl CompactFilter {
         items: impl Iterator<Item = &'a [u8]>,
         mut answer: impl FnMut(bool),
     ) {
-        match self.segments() {
-            Some(f) => f.contains_each(items, answer),
-            None => items.for_each(|_| answer(false)),
+        match self {
+            CompactFilter::Segments(f) => f.contains_each(items, answer),
+            CompactFilter::Older(c) => c.contains_each(items, answer),
+            CompactFilter::Arriving(_) => items.for_each(|_| answer(false)),
         }
     }
 
@@ -72,13 +88,15 @@ impl CompactFilter {
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
         match self {
             CompactFilter::Segments(f) => f.add(item, budget),
-            _ => Err(AddError::CannotGrow),
+            CompactFilter::Older(c) => c.add(item, budget),
+            CompactFilter::Arriving(_) => Err(AddError::CannotGrow),
         }
     }
 
     pub fn delete(&mut self, item: &[u8]) -> Result<bool, DeleteError> {
         match self {
             CompactFilter::Segments(f) => f.delete(item),
+            CompactFilter::Older(c) => c.delete(item),
             _ if !self.is_deletable() => Err(DeleteError::NotDeletable),
             _ => Err(DeleteError::Loading),
         }
@@ -86,7 +104,40 @@ impl CompactFilter {
 
     /// Whether every chunk of a LOADCHUNK sequence has arrived (always, otherwise).
     pub fn is_loaded(&self) -> bool {
-        matches!(self, CompactFilter::Segments(_))
+        match self {
+            CompactFilter::Segments(_) => true,
+            CompactFilter::Older(c) => c.is_loaded(),
+            CompactFilter::Arriving(_) => false,
+        }
+    }
+
+    /// An older value complete: converted to segments if it was never kept, fits
+    /// [`CONVERT_SLOTS`] and converts; otherwise kept for good. Only the value decides, and
+    /// the flag it then carries, so every server that loads it settles it alike (RDB,
+    /// RESTORE, LOADCHUNK of a SCANDUMP or an AOF rewrite, a replica's sync), and a kept
+    /// value stays kept whatever its writes make of it.
+    fn settled(mut older: Box<Compact>, max_bytes: u64) -> CompactFilter {
+        match CompactFilter::converted(&mut older, max_bytes) {
+            Some(f) => CompactFilter::Segments(f),
+            None => CompactFilter::Older(older),
+        }
+    }
+
+    /// The conversion `settled` makes, or `None` with the value flagged kept.
+    fn converted(older: &mut Compact, max_bytes: u64) -> Option<Segmented> {
+        let old_slots = older
+            .doubling
+            .as_ref()
+            .map_or(0, |d| 1u64 << d.old.log2_slots);
+        let slots = (1u64 << older.table.log2_slots) + old_slots;
+        if !older.kept && slots <= CONVERT_SLOTS {
+            crate::compact::meter::add(slots + 2 * older.entries);
+            if let Ok(f) = Segmented::from_doubling(older, max_bytes) {
+                return Some(f);
+            }
+        }
+        older.kept = true;
+        None
     }
 
     /// The false-positive rate estimated from the entries held; 0 while chunks arrive (every
@@ -238,16 +289,12 @@ impl CompactFilter {
                 }
                 Ok(())
             }
+            CompactFilter::Older(c) if c.is_loaded() => Err(ChunkError::NoLink),
             CompactFilter::Older(c) => {
-                let start = c.received;
                 c.load_chunk(iter, data, max_bytes)?;
                 if c.is_loaded() {
-                    match Segmented::from_doubling(c, max_bytes) {
-                        Ok(f) => *self = CompactFilter::Segments(f),
-                        Err(_) => {
-                            c.take_back(start, data.len());
-                            return Err(ChunkError::BadData);
-                        }
+                    if let Some(f) = CompactFilter::converted(c, max_bytes) {
+                        *self = CompactFilter::Segments(f);
                     }
                 }
                 Ok(())
@@ -294,7 +341,7 @@ impl CompactFilter {
         if !older.is_loaded() {
             return Ok(CompactFilter::Older(Box::new(older)));
         }
-        Segmented::from_doubling(&older, max_bytes).map(CompactFilter::Segments)
+        Ok(CompactFilter::settled(Box::new(older), max_bytes))
     }
 
     /// The validator's verdict on the value as it is (the model check's, the fuzzer's):

@@ -42,7 +42,7 @@ pub mod segments;
 mod table;
 
 pub use codec::{DOUBLING_ENCODING, MAGIC};
-pub use filter::{Block, CompactFilter, ENCODING_VERSION};
+pub use filter::{Block, CompactFilter, CONVERT_SLOTS, ENCODING_VERSION};
 pub use table::table_bytes;
 
 use crate::bloom::{AddError, CreateError, ItemHash};
@@ -95,6 +95,10 @@ pub struct Compact {
     /// Whether the table is still in encoding 1's form (a repeated entry per add, no
     /// counters): only while its chunks arrive; it is converted when complete.
     pub(crate) legacy: bool,
+    /// Kept in this encoding for good: a complete value too large to convert within one
+    /// command's bound, or one that cannot be converted (`CompactFilter::settled`). Saved
+    /// (header and RDB flag bit 2), so that every server holding it keeps it alike.
+    pub(crate) kept: bool,
     /// The table (during a doubling, the new one).
     pub(crate) table: Table,
     /// Slots the table's runs would take in the next table, kept exact (see `doubling`).
@@ -228,6 +232,7 @@ impl Compact {
             entries: 0,
             received: table.bytes.len() as u64,
             legacy: false,
+            kept: false,
             table,
             moved: 0,
             next_width: next_width(error, 0, width),

@@ -192,6 +192,7 @@ impl Arrival {
             split_items: f.split_items,
             segment_bytes: 0,
             directory: Default::default(),
+            voids: Default::default(),
         };
         std::mem::replace(&mut self.filter, empty)
     }

@@ -80,7 +80,8 @@ impl Builder {
         if entries.len() as u64 > MAX_SEGMENT_ENTRIES {
             return None;
         }
-        *segment = Segment::encode(&entries)?;
+        // An entry of no bits past the address is a void of this level's address.
+        *segment = Segment::encode_with_void(&entries, self.level)?;
         Some(())
     }
 

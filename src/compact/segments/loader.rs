@@ -8,6 +8,7 @@ use super::segment::Segment;
 use super::{total_bits, Segmented, MAX_COUNT, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES};
 use crate::bloom::MAX_ITEMS;
 use crate::compact::segments::directory::Directory;
+use crate::compact::segments::voids::Voids;
 use crate::rdb::LoadError;
 
 /// The fields a stored segment filter carries besides its segments.
@@ -110,6 +111,7 @@ impl Segmented {
             split_items: super::split_items(error) as u16,
             segment_bytes: 0,
             directory: Directory::default(),
+            voids: Voids::default(),
         })
     }
 
@@ -146,10 +148,17 @@ impl Segmented {
             }
             counted = counted.saturating_add(e.count);
         }
+        // A void has the depth of the address it was made at: this segment's number has no
+        // bit above it, and the segment has that many address bits at least.
+        let depth = segment.void_depth();
+        if depth.is_some_and(|d| at >> d != 0 || d > self.address_bits(at)) {
+            return Err(LoadError::Invalid("segment entries"));
+        }
         let more = self.directory.push_bytes() + segment.bytes();
         if self.bytes().saturating_add(more) > max_bytes {
             return Err(LoadError::TooLarge);
         }
+        self.voids.set(at, depth);
         self.entries += segment.len();
         self.segment_bytes += segment.bytes();
         self.directory.push(segment);
@@ -163,12 +172,13 @@ impl Segmented {
                 self.entries -= s.len();
                 self.segment_bytes -= s.bytes();
             }
+            self.voids.set(at, None);
         }
         self.directory.truncate(len);
     }
 
     /// Once every segment arrived, with `counted` the adds their entries count: in a
-    /// deletable filter every held add is counted (splits copy voids, so there may be more
+    /// deletable filter every held add is counted (a value converted from an older encoding holds the voids its doubling copied, so there may be more
     /// counts), so deleting every add it holds never takes a count it has not.
     pub(crate) fn check_items(&self, counted: u64) -> Result<(), LoadError> {
         if self.directory.len() != self.expected_segments() {

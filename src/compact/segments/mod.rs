@@ -7,7 +7,10 @@
 //! fingerprint. When the entries pass `SEGMENT_ITEMS` per segment, the segment at the split
 //! pointer splits into itself and `pointer + 2^level` by the first fingerprint bit of each
 //! entry, which so moves into the address: every entry stays a prefix of its item's string.
-//! An entry with no fingerprint bits left (void) goes to both halves (Aleph's rule).
+//! An entry with no fingerprint bits left (a void) matches every item of the address it
+//! was made at: it stays in that segment, its home, and the lookups of every segment its
+//! address covers find it there (`voids`), so a split copies nothing and a delete takes its
+//! count off the one void there is.
 //!
 //! The error bound, as in the doubling table: an entry holding `b` bits of the string in all
 //! (address and fingerprint) matches a random absent item with probability `2^-b`, and a
@@ -28,6 +31,7 @@ mod directory;
 mod loader;
 mod placement;
 mod segment;
+mod voids;
 
 pub use codec::{header_version, load, Arrival, Loaded, HEADER_LEN, SEGMENTS_HEADER};
 pub use loader::Fields;
@@ -43,6 +47,7 @@ use crate::budget::Budget;
 use crate::compact::DeleteError;
 use directory::Directory;
 use placement::address;
+use voids::Voids;
 
 /// The fewest entries per segment before the next split (on average over the directory);
 /// a filter's own threshold (`split_items`) lies between this and twice it.
@@ -191,7 +196,7 @@ pub struct Segmented {
     pub(crate) pointer: u64,
     /// Adds that stored an entry or counted one, less deletes.
     pub(crate) items: u64,
-    /// Distinct entries over all segments (voids copied by splits count once per copy).
+    /// Distinct entries over all segments.
     pub(crate) entries: u64,
     /// Bits in all new entries get (`total_bits` of this generation; kept).
     pub(crate) fresh_bits: u8,
@@ -200,6 +205,8 @@ pub struct Segmented {
     /// Bytes of the segments' allocations (kept: every add asks).
     pub(crate) segment_bytes: u64,
     pub(crate) directory: Directory,
+    /// Where the voids lie (derived from the segments).
+    pub(crate) voids: Voids,
 }
 
 /// What an add changes, worked out before anything is: a refused add changes nothing.
@@ -251,6 +258,7 @@ impl Segmented {
             split_items: split_items as u16,
             segment_bytes: 0,
             directory: Directory::default(),
+            voids: Voids::default(),
         };
         for _ in 0..count {
             if filter.bytes() + filter.directory.push_bytes() > budget.limit(0) {
@@ -313,6 +321,7 @@ impl Segmented {
     fn contains_bits(&self, bits: u128) -> bool {
         let (at, tail) = self.locate(bits);
         self.directory.get(at).is_some_and(|s| s.contains(tail))
+            || self.voids.covering(at).is_some()
     }
 
     /// Answers `contains` for every item in order (BF.MEXISTS), placing and prefetching a
@@ -330,6 +339,12 @@ impl Segmented {
         // requested when the item is placed, and the rest costs more than it saves.
         const BEHIND: usize = 2;
         type Placed<'s> = (u128, Option<&'s Segment>);
+        // Voids come only past millions of items at loose rates: their look-up is one
+        // item at a time.
+        if !self.voids.is_empty() {
+            let mut answer = answer;
+            return items.for_each(|item| answer(self.contains(item)));
+        }
         let deep = self.segment_bytes >= DEEP_PREFETCH_BYTES;
         let mut slots: [Placed; BEHIND] = Default::default();
         let mut headers: [Placed; BEHIND] = Default::default();
@@ -389,6 +404,7 @@ impl Segmented {
             (Some(s), None) => (s.contains(tail), None),
             (None, _) => (false, None),
         };
+        let present = present || self.voids.covering(at).is_some();
         if present && !self.deletable {
             return Ok(false);
         }
@@ -475,13 +491,17 @@ impl Segmented {
             }
             Err(j) => entries.insert(j, merged),
         }
-        let recoded = Segment::encode(&entries).ok_or(refused)?;
+        // A merged entry of no bits is a void of this segment's address (or, beside the
+        // void it holds, that one).
+        let depth = segment.void_depth().unwrap_or(self.address_bits(at));
+        let recoded = Segment::encode_with_void(&entries, depth).ok_or(refused)?;
         let before = self.bytes();
         let after = before - segment.bytes() + recoded.bytes();
         if after > before && after > budget.limit(before) {
             return Err(refused);
         }
         let gone = self.directory.get(at).map_or(0, Segment::len) - recoded.len();
+        self.voids.set(at, recoded.void_depth());
         self.replace(at, recoded);
         self.entries -= gone;
         self.items = self.items.saturating_add(1);
@@ -491,7 +511,8 @@ impl Segmented {
     /// Bits of a new entry of segment `at`: the fresh bits less its address.
     fn entry_len(&self, at: u64) -> Option<u32> {
         let len = u32::from(self.fresh_bits).checked_sub(self.address_bits(at))?;
-        Some(len.min(MAX_LEN))
+        // Never a void: voids come only from entries whose bits splits took.
+        Some(len.min(MAX_LEN)).filter(|&len| len > 0)
     }
 
     /// The add of entry `new` to segment `at` by `edit` (and whether it adds an entry), with
@@ -540,10 +561,8 @@ impl Segmented {
         let (mut stay, mut go) = (Vec::new(), Vec::new());
         for e in entries {
             match e.len {
-                0 => {
-                    stay.push(*e);
-                    go.push(*e);
-                }
+                // The void stays at its home (`voids`): both halves' lookups find it there.
+                0 => stay.push(*e),
                 len => {
                     let half = if e.fingerprint >> (len - 1) == 0 {
                         &mut stay
@@ -558,16 +577,23 @@ impl Segmented {
                 }
             }
         }
-        // Voids go to both halves, out of the order the others keep: sorted again. An entry
-        // of one bit becomes a void in its half, beside the void copied there when the
-        // segment holds one (a deletable filter adds an entry under a shorter one that
-        // matches its item): the two become one, their counts summed.
+        // The void is out of the order the others keep: sorted again. An entry of one bit
+        // becomes a void of its half, of the halves' address bits; in the half that stays,
+        // beside the void it holds (a deletable filter adds an entry under a shorter one that
+        // matches its item), the two become one, their counts summed, of the older void's
+        // depth (which covers the other's items too: a void made one never reads absent).
         for half in [&mut stay, &mut go] {
             half.sort_unstable_by_key(Entry::key);
             self.merge_equal(half)?;
         }
+        let depth = u32::from(self.level) + 1;
+        let held = self.directory.get(self.pointer)?.void_depth();
         let more = (stay.len() + go.len()) as i64 - entries.len() as i64;
-        Some((Segment::encode(&stay)?, Segment::encode(&go)?, more))
+        Some((
+            Segment::encode_with_void(&stay, held.unwrap_or(depth))?,
+            Segment::encode_with_void(&go, depth)?,
+            more,
+        ))
     }
 
     /// Makes entries of one key (sorted) one, their counts summed (`sum_counts`).
@@ -618,6 +644,8 @@ impl Segmented {
         self.entries += u64::from(plan.added_entry);
         if let Some((stay, go, more)) = plan.split {
             self.entries = self.entries.saturating_add_signed(more);
+            self.voids.set(self.pointer, stay.void_depth());
+            self.voids.set(self.directory.len(), go.void_depth());
             self.replace(self.pointer, stay);
             self.segment_bytes += go.bytes();
             self.directory.push(go);
@@ -667,17 +695,25 @@ impl Segmented {
             return Err(DeleteError::NotDeletable);
         }
         let (at, tail) = self.locate(placement_bits(hash, self.secret));
-        let Some(segment) = self.directory.get(at) else {
-            return Ok(false);
-        };
-        let Some(len) = segment.longest(tail) else {
-            return Ok(false);
+        let longest = self.directory.get(at).and_then(|s| s.longest(tail));
+        // The longest entry matching: one of the segment's, else the deepest void covering
+        // it, at its home.
+        let (home, len) = match longest {
+            Some(len) => (at, len),
+            None => match self.voids.covering(at) {
+                Some((home, _)) => (home, 0),
+                None => return Ok(false),
+            },
         };
         let fingerprint = segment::prefix(tail, len);
-        let Some((edit, removed)) = segment.edit_delete(len, fingerprint) else {
+        let edited = self.directory.get(home);
+        let Some((edit, removed)) = edited.and_then(|s| s.edit_delete(len, fingerprint)) else {
             return Ok(false);
         };
-        self.edit(at, edit);
+        self.edit(home, edit);
+        if len == 0 && removed {
+            self.voids.set(home, None);
+        }
         self.entries -= u64::from(removed);
         self.items = self.items.saturating_sub(1);
         Ok(true)

@@ -29,7 +29,7 @@
 //! worst size from 1.73-1.78x to 1.67x (`compact::design::storage_table`). The cut is
 //! determined by the words too, so it is the same on every replica and after every load.
 
-use super::{size_class, MAX_LEN, MAX_SEGMENT_ENTRIES};
+use super::{size_class, MAX_LEN, MAX_LEVEL, MAX_SEGMENT_ENTRIES};
 use bits::{Split, SplitMut};
 use std::ptr::NonNull;
 
@@ -72,6 +72,9 @@ fn unpad(value: u64, longest: u32) -> Option<Entry> {
         count: 1,
     })
 }
+
+/// The header's field of the entries held (its lowest 13 bits).
+const ENTRIES_FIELD: u64 = (1 << 13) - 1;
 
 /// Bits of a counter word holding the entry's index.
 const INDEX_BITS: u32 = 16;
@@ -316,8 +319,15 @@ pub fn segment_bytes(words: usize, before_lows: usize) -> u64 {
 pub struct Shape {
     entries: u64,
     counters: u64,
+    /// The shortest and longest lengths of the entries with bits (both 0 when the void is
+    /// the only entry): a lookup's block is read at the shortest, so a void beside other
+    /// entries does not widen it to the whole segment.
     shortest: u32,
     longest: u32,
+    /// The void's depth, when the segment holds one (an entry of no bits after the address):
+    /// the address bits its items share, so the segments it covers are those whose address
+    /// has these low bits (`Segmented::covering_void`). It is tested apart from the walk.
+    void: Option<u32>,
     /// Bits of an entry's value: `longest + 1` when lengths differ (padded), else `longest`
     /// (each value is its fingerprint: a segment of one length pays no marker bit).
     width: u32,
@@ -335,8 +345,13 @@ pub struct Shape {
 
 impl Shape {
     /// The shape of a segment of these entries, cut into head and tail as `head_words` cuts.
-    fn of(entries: u64, counters: u64, shortest: u32, longest: u32) -> Option<Shape> {
-        Shape::laid(entries, counters, shortest, longest, head_words)
+    fn of(
+        entries: u64,
+        counters: u64,
+        (shortest, longest): (u32, u32),
+        void: Option<u32>,
+    ) -> Option<Shape> {
+        Shape::laid(entries, counters, (shortest, longest), void, head_words)
     }
 
     /// The same, its head `head(words, low_at)` words.
@@ -344,17 +359,22 @@ impl Shape {
     fn laid(
         entries: u64,
         counters: u64,
-        shortest: u32,
-        longest: u32,
+        (shortest, longest): (u32, u32),
+        void: Option<u32>,
         head: impl FnOnce(usize, usize) -> usize,
     ) -> Option<Shape> {
         if entries == 0 || entries > MAX_SEGMENT_ENTRIES || counters > entries {
             return None;
         }
-        if shortest > longest || longest > MAX_LEN {
+        if shortest > longest || longest > MAX_LEN || void.is_some_and(|d| d > MAX_LEVEL) {
             return None;
         }
-        let width = longest + u32::from(shortest != longest);
+        // Entries with bits have one at least; lengths of 0 say the void is all there is.
+        let only_void = void.is_some() && entries == 1;
+        if (shortest == 0) != only_void || (only_void && longest != 0) {
+            return None;
+        }
+        let width = longest + u32::from(void.is_some() || shortest != longest);
         // `low` is the floor of log2(2^width / entries), found without dividing (every
         // lookup reads it): width less the ceiling of log2(entries).
         let low = width.saturating_sub(64 - (entries - 1).leading_zeros());
@@ -370,6 +390,7 @@ impl Shape {
             counters,
             shortest,
             longest,
+            void,
             width,
             low,
             high_bits,
@@ -386,10 +407,15 @@ impl Shape {
     #[inline]
     fn of_header(header: u64) -> Option<Shape> {
         let field = |at: u32, bits: u32| header >> at & ((1 << bits) - 1);
-        let (shortest, longest) = (field(32, 8) as u32, field(40, 8) as u32);
-        Shape::laid(field(0, 16), field(16, 16), shortest, longest, |_, _| {
-            field(48, 16) as usize
-        })
+        let lengths = (field(26, 6) as u32, field(32, 6) as u32);
+        let void = (field(52, 1) == 1).then_some(field(53, 6) as u32);
+        Shape::laid(
+            header & ENTRIES_FIELD,
+            field(13, 13),
+            lengths,
+            void,
+            |_, _| field(38, 14) as usize,
+        )
     }
 
     /// Bytes the allocations of its head and tail take.
@@ -430,7 +456,8 @@ impl Shape {
             return None;
         }
         let e = self.entry(value)?;
-        (e.fingerprint == prefix(tail, e.len)).then_some(e.len)
+        // The void is a prefix of everything; its filter tests it apart (`covering_void`).
+        (e.len > 0 && e.fingerprint == prefix(tail, e.len)).then_some(e.len)
     }
 
     /// Whether an entry of `len` bits can be edited in place: it is within the lengths held
@@ -443,15 +470,29 @@ impl Shape {
         }
     }
 
-    /// The header word: entries, counters, shortest and longest length, and the words of the
-    /// head (`head_words`, below 2^16: a segment's words are below 9,000), which every read
-    /// of a held segment takes from here rather than working it out.
+    /// The header word: entries and counters (13 bits each: at most 4,096), shortest and
+    /// longest length (6 bits each: at most 60), the words of the head (14 bits:
+    /// `head_words`, a segment's words are below 8,000), which every read of a held segment
+    /// takes from here rather than working it out, then whether it holds a void (a bit)
+    /// and the void's depth (6 bits: at most `MAX_LEVEL`); the top 5 bits are zero.
     fn header(&self) -> u64 {
+        let (void, depth) = self.void.map_or((0, 0), |d| (1, u64::from(d)));
         self.entries
-            | self.counters << 16
-            | u64::from(self.shortest) << 32
-            | u64::from(self.longest) << 40
-            | (self.head as u64) << 48
+            | self.counters << 13
+            | u64::from(self.shortest) << 26
+            | u64::from(self.longest) << 32
+            | (self.head as u64) << 38
+            | void << 52
+            | depth << 53
+    }
+
+    /// The lengths after an entry of `len` bits (not the void) comes.
+    #[inline]
+    fn lengths_with(&self, len: u32) -> (u32, u32) {
+        match self.shortest {
+            0 => (len, len),
+            s => (s.min(len), self.longest.max(len)),
+        }
     }
 }
 
@@ -644,8 +685,15 @@ fn block(shape: &Shape, tail: u128) -> (u64, u64) {
 impl Segment {
     /// Codes entries sorted by (length, fingerprint), distinct, each counted at least once
     /// and at most `MAX_COUNT` times, fingerprints within their length; `None` otherwise.
+    /// A void among them has depth 0 (`encode_with_void` says another).
     pub fn encode(entries: &[Entry]) -> Option<Segment> {
-        Segment::hold(Owned::encode(entries)?).ok()
+        Segment::encode_with_void(entries, 0)
+    }
+
+    /// The same, a void among them (an entry of no bits) of depth `depth`: the address bits
+    /// its items share, at most those of the segment that holds it.
+    pub fn encode_with_void(entries: &[Entry], depth: u32) -> Option<Segment> {
+        Segment::hold(Owned::encode(entries, depth)?).ok()
     }
 
     /// A segment from stored words, refused unless they are exactly what `encode` writes for
@@ -653,7 +701,14 @@ impl Segment {
     pub fn from_words(words: Vec<u64>) -> Option<Segment> {
         let segment = Owned::from_whole(words);
         let entries = segment.decode()?;
-        (Owned::encode(&entries)? == segment).then(|| Segment::hold(segment).ok())?
+        let depth = segment.shape().and_then(|s| s.void).unwrap_or(0);
+        (Owned::encode(&entries, depth)? == segment).then(|| Segment::hold(segment).ok())?
+    }
+
+    /// The depth of the void it holds, if it holds one.
+    #[inline]
+    pub fn void_depth(&self) -> Option<u32> {
+        self.layout().and_then(|(shape, _, _)| shape.void)
     }
 
     /// Its words, in order (the head's, then the tail's).
@@ -682,7 +737,7 @@ impl Segment {
     pub fn len(&self) -> u64 {
         // SAFETY: `head` points to a live allocation of at least one word (`hold`).
         self.head
-            .map_or(0, |head| unsafe { head.as_ptr().read() } & 0xffff)
+            .map_or(0, |head| unsafe { head.as_ptr().read() } & ENTRIES_FIELD)
     }
 
     #[inline]
@@ -780,7 +835,7 @@ impl Segment {
 impl Owned {
     /// Codes entries sorted by (length, fingerprint), distinct, each counted at least once
     /// and at most `MAX_COUNT` times, fingerprints within their length; `None` otherwise.
-    fn encode(entries: &[Entry]) -> Option<Owned> {
+    fn encode(entries: &[Entry], depth: u32) -> Option<Owned> {
         if entries.is_empty() {
             return Some(Owned::default());
         }
@@ -791,10 +846,11 @@ impl Owned {
         {
             return None;
         }
-        let shortest = entries.iter().map(|e| e.len).min()?;
-        let longest = entries.iter().map(|e| e.len).max()?;
+        let lens = || entries.iter().map(|e| e.len).filter(|&len| len > 0);
+        let lengths = (lens().min().unwrap_or(0), lens().max().unwrap_or(0));
+        let void = entries.iter().any(|e| e.len == 0).then_some(depth);
         let counters = entries.iter().filter(|e| e.count > 1).count() as u64;
-        let shape = Shape::of(entries.len() as u64, counters, shortest, longest)?;
+        let shape = Shape::of(entries.len() as u64, counters, lengths, void)?;
         let mut coder = Coder::new(shape);
         for e in entries {
             coder.push(shape.value(e.len, e.fingerprint));
@@ -1104,10 +1160,11 @@ mod tests {
 
     #[test]
     fn the_low_width_is_the_quotient_s_logarithm() {
-        for (shortest, longest) in (0..=MAX_LEN).flat_map(|l| [(0, l), (l, l)]) {
-            let width = longest + u32::from(shortest != longest);
-            for entries in 1..=MAX_SEGMENT_ENTRIES {
-                let shape = Shape::of(entries, 0, shortest, longest).unwrap();
+        let lengths = (1..=MAX_LEN).flat_map(|l| [(1, l, None), (l, l, None), (l, l, Some(3))]);
+        for (shortest, longest, void) in lengths {
+            let width = longest + u32::from(shortest != longest || void.is_some());
+            for entries in 2..=MAX_SEGMENT_ENTRIES {
+                let shape = Shape::of(entries, 0, (shortest, longest), void).unwrap();
                 let universe = 1u64 << width;
                 let low = match universe / entries {
                     0 => 0,
@@ -1160,7 +1217,7 @@ mod tests {
             .collect();
         sorted.sort_unstable_by_key(Entry::key);
         sorted.dedup_by_key(|e| e.key());
-        let owned = Owned::encode(&sorted).unwrap();
+        let owned = Owned::encode(&sorted, 0).unwrap();
         assert!(!owned.tail.is_empty(), "a segment with a tail");
         let whole: Vec<u64> = owned.words().copied().collect();
         let held = Segment::hold(owned.clone()).unwrap();

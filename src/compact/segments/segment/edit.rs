@@ -222,11 +222,12 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
             let to = from.checked_add(1).filter(|c| *c <= MAX_COUNT)?;
             return Some((Edit::recount(&shape, index, from, to), false));
         }
-        if shape.entries >= MAX_SEGMENT_ENTRIES {
+        // A void comes only from a split (`Segmented::split_of`), never from an add.
+        if shape.entries >= MAX_SEGMENT_ENTRIES || len == 0 {
             return None;
         }
-        let shortest = shape.shortest.min(len);
-        let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
+        let lengths = shape.lengths_with(len);
+        let after = Shape::of(shape.entries + 1, shape.counters, lengths, shape.void)?;
         if after.low != shape.low {
             return self.grown(&shape, len, fingerprint);
         }
@@ -245,8 +246,8 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         let wide = Shape::of(
             shape.entries,
             shape.counters,
-            shape.shortest,
-            shape.longest + by,
+            (shape.shortest, shape.longest + by),
+            shape.void,
         )?;
         if wide.low != shape.low + by || wide.high_bits != shape.high_bits {
             return None;
@@ -274,8 +275,8 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
     /// of two, a few times in a segment's life): the segment coded again, its values read
     /// from the words and written anew, the new one among them, without decoding entries.
     fn grown(&self, shape: &Shape, len: u32, fingerprint: u64) -> Option<(Edit, bool)> {
-        let shortest = shape.shortest.min(len);
-        let after = Shape::of(shape.entries + 1, shape.counters, shortest, shape.longest)?;
+        let lengths = shape.lengths_with(len);
+        let after = Shape::of(shape.entries + 1, shape.counters, lengths, shape.void)?;
         let new = after.value(len, fingerprint);
         let mut coder = Coder::new(after);
         let mut index = None;
@@ -318,10 +319,11 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
             return Some((Edit::Recode(Segment::default()), true));
         }
         let (mut shortest, mut longest) = (shape.shortest, shape.longest);
-        if len == shortest || len == longest {
+        if len > 0 && (len == shortest || len == longest) {
             (shortest, longest) = self.lengths_without(&shape, index)?;
         }
-        let after = Shape::of(shape.entries - 1, shape.counters, shortest, longest)?;
+        let void = shape.void.filter(|_| len > 0);
+        let after = Shape::of(shape.entries - 1, shape.counters, (shortest, longest), void)?;
         if longest != shape.longest || after.width != shape.width || after.low != shape.low {
             let key = Entry {
                 len,
@@ -339,18 +341,19 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         Some((edit, true))
     }
 
-    /// The shortest and longest lengths held without entry `index`.
+    /// The shortest and longest lengths of the entries with bits held without entry
+    /// `index` (both 0 when none is left).
     fn lengths_without(&self, shape: &Shape, index: u64) -> Option<(u32, u32)> {
         let (mut shortest, mut longest, mut i) = (u32::MAX, 0, 0u64);
         self.each_value(shape, |value| {
-            if i != index {
-                let len = shape.entry(value).map_or(0, |e| e.len);
+            let len = shape.entry(value).map_or(0, |e| e.len);
+            if i != index && len > 0 {
                 shortest = shortest.min(len);
                 longest = longest.max(len);
             }
             i += 1;
         })?;
-        Some((shortest, longest))
+        Some((shortest.min(longest), longest))
     }
 
     /// The segment coded again from its entries as `change` leaves them.
@@ -359,8 +362,12 @@ impl<S: std::ops::Deref<Target = [u64]>> Held<S> {
         change: impl FnOnce(&mut Vec<Entry>) -> Option<bool>,
     ) -> Option<(Edit, bool)> {
         let mut entries = self.decode()?;
+        let depth = self.shape().and_then(|s| s.void).unwrap_or(0);
         let changed = change(&mut entries)?;
-        Some((Edit::Recode(Segment::encode(&entries)?), changed))
+        Some((
+            Edit::Recode(Segment::encode_with_void(&entries, depth)?),
+            changed,
+        ))
     }
 }
 
