@@ -103,6 +103,11 @@ impl SipFilter {
         &self.bytes
     }
 
+    /// The stored bytes' allocation, for moving it (active defragmentation).
+    pub fn storage_mut(&mut self) -> &mut Box<[u8]> {
+        &mut self.bytes
+    }
+
     /// The bits alone.
     pub fn bits(&self) -> &[u8] {
         self.bytes.get(FILTER_HEADER_BYTES..).unwrap_or_default()

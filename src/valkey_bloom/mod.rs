@@ -146,6 +146,11 @@ impl ValkeyBloom {
         &self.filters
     }
 
+    /// The filter list, for moving its allocations (active defragmentation).
+    pub fn filters_mut(&mut self) -> &mut Vec<SipFilter> {
+        &mut self.filters
+    }
+
     pub fn expansion(&self) -> u32 {
         self.expansion
     }

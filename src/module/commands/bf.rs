@@ -7,7 +7,7 @@ use crate::bloom::AddError;
 use crate::budget::Budget;
 use crate::counting::DeleteError;
 use crate::module::ffi::{Args, Ctx, Slot};
-use crate::module::kinds::{self, Applied, BloomValue, Write};
+use crate::module::kinds::{self, Applied, BloomValue, ForeignInfo, InfoValue, Write};
 use crate::module::state::errors::*;
 use crate::module::state::settings;
 use crate::module::state::stats;
@@ -320,6 +320,9 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
         return Err(CommandError::Arity);
     }
     with_filter(ctx, args, |filter| {
+        if let Some(foreign) = filter.foreign_info() {
+            return foreign_info(ctx, args, foreign);
+        }
         let info = filter.info();
         let standard: [(Option<BfInfoField>, &CStr, Option<i64>); 5] = [
             (
@@ -375,6 +378,43 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
         reply_value(value);
         Ok(())
     })
+}
+
+/// BF.INFO of a kind that answers in another module's words: every field as a flat array,
+/// or one field bare (that module's reply shapes, in RESP2 and RESP3 alike).
+fn foreign_info(ctx: Ctx, args: Args, foreign: ForeignInfo) -> CommandResult {
+    let reply_value = |value: InfoValue| match value {
+        InfoValue::Int(v) => ctx.reply_int(v),
+        InfoValue::Double(v) => ctx.reply_double(v),
+        InfoValue::Null => ctx.reply_null(),
+        InfoValue::Refused(_) => {}
+    };
+    let refused = |value: &InfoValue| match value {
+        InfoValue::Refused(text) => Some(*text),
+        _ => None,
+    };
+    if args.len() == 2 {
+        if let Some(text) = foreign.fields.iter().find_map(|(_, _, v)| refused(v)) {
+            return Err(CommandError::Reply(text));
+        }
+        ctx.reply_array(foreign.fields.len() * 2);
+        for (name, _, value) in foreign.fields {
+            ctx.reply_simple(name);
+            reply_value(value);
+        }
+        return Ok(());
+    }
+    let wanted = args.bytes(2);
+    let (_, _, value) = foreign
+        .fields
+        .into_iter()
+        .find(|(_, keyword, _)| keyword.as_bytes().eq_ignore_ascii_case(wanted))
+        .ok_or(CommandError::Reply(foreign.unknown_field))?;
+    if let Some(text) = refused(&value) {
+        return Err(CommandError::Reply(text));
+    }
+    reply_value(value);
+    Ok(())
 }
 
 /// BF.CARD key

@@ -8,6 +8,7 @@ use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::cuckoo::{CuckooError, InsertError};
 use crate::fuse::StageError;
 use crate::syntax::{bf, cf};
+use crate::valkey_bloom::{GrowError, LoadBlobError, ScaleError};
 
 /// Why a command failed: what the client is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,45 @@ impl Refusal for AddError {
             AddError::CannotGrow => BF_PROBLEM_INSERTING,
             AddError::Frozen => STATIC_FROZEN,
             AddError::Freezing => STATIC_FREEZING,
+            AddError::ValkeyBloom(e) => e.text(),
+        }
+    }
+}
+
+/// An add a valkey-bloom object refused, in valkey-bloom's words.
+impl Refusal for GrowError {
+    fn text(self) -> &'static CStr {
+        match self {
+            GrowError::Full => BF_FULL,
+            GrowError::TooManyFilters => VB_TOO_MANY_FILTERS,
+            GrowError::RateExhausted => VB_RATE_EXHAUSTED,
+            GrowError::CapacityOverflow => BAD_CAPACITY,
+            GrowError::OverLimit => VB_OVER_LIMIT,
+        }
+    }
+}
+
+/// A `BF.LOAD` blob refused, in valkey-bloom's words.
+impl Refusal for LoadBlobError {
+    fn text(self) -> &'static CStr {
+        match self {
+            LoadBlobError::Malformed(_) => VB_DECODE_FAILED,
+            LoadBlobError::UnsupportedVersion => VB_UNSUPPORTED_VERSION,
+            LoadBlobError::BadExpansion => BAD_EXPANSION,
+            LoadBlobError::RateRange => VB_RATE_RANGE,
+            LoadBlobError::TooManyFilters => VB_TOO_MANY_FILTERS,
+            LoadBlobError::TooLarge => VB_OVER_LIMIT,
+        }
+    }
+}
+
+/// A scale-out plan (`Max scaled capacity`) that failed, in valkey-bloom's words.
+impl Refusal for ScaleError {
+    fn text(self) -> &'static CStr {
+        match self {
+            ScaleError::RateExhausted => VB_SCALE_RATE_EXHAUSTED,
+            ScaleError::OverLimit => VB_SCALE_OVER_LIMIT,
+            ScaleError::CapacityOverflow => BAD_CAPACITY,
         }
     }
 }
@@ -211,6 +251,19 @@ pub const BF_COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
 pub const BF_FULL: &CStr = c"ERR non scaling filter is full";
 pub const BF_PROBLEM_INSERTING: &CStr = c"ERR problem inserting into filter";
 pub const INSERT_UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
+// valkey-bloom's texts, for the keys that hold its values (`bloomfltr`).
+pub const VB_TOO_MANY_FILTERS: &CStr = c"ERR bloom object reached max number of filters";
+pub const VB_RATE_EXHAUSTED: &CStr = c"ERR false positive degrades to 0 on scale out";
+pub const VB_OVER_LIMIT: &CStr = c"ERR operation exceeds bloom object memory limit";
+pub const VB_DECODE_FAILED: &CStr = c"ERR bloom object decoding failed";
+pub const VB_UNSUPPORTED_VERSION: &CStr = c"ERR bloom object decoding failed. Unsupported version";
+pub const VB_RATE_RANGE: &CStr = c"ERR (0 < error rate range < 1)";
+pub const VB_KEY_EXISTS: &CStr = c"BUSYKEY Target key name already exists.";
+pub const VB_INVALID_INFO: &CStr = c"ERR invalid information value";
+pub const VB_SCALE_OVER_LIMIT: &CStr =
+    c"ERR provided VALIDATESCALETO causes bloom object to exceed memory limit";
+pub const VB_SCALE_RATE_EXHAUSTED: &CStr =
+    c"ERR provided VALIDATESCALETO causes false positive to degrade to 0";
 // Windowed Bloom filters (bloomrs's own; RedisBloom has no such options).
 pub const WINDOW_RANGE: &CStr = c"ERR WINDOW must be a whole number of seconds from 1 to 315360000";
 pub const GENERATIONS_RANGE: &CStr = c"ERR GENERATIONS must be an integer from 2 to 32";

@@ -1,0 +1,341 @@
+//! Values valkey-bloom 1.0.1 wrote (`tests/fixtures/valkey-bloom/`): loaded from its RDB file
+//! and from its AOF's `BF.LOAD` commands, they answer every probe, `BF.CARD` and `BF.INFO` as
+//! valkey-bloom did, take the same 1,000 further adds with the same replies, and are written
+//! back in its encodings.
+pub mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/valkey-bloom")
+        .join(name)
+}
+
+fn answers() -> Vec<Value> {
+    let text = std::fs::read_to_string(fixture("answers.json")).unwrap();
+    let all: Value = serde_json::from_str(&text).unwrap();
+    all["keys"].as_array().unwrap().clone()
+}
+
+/// The `BF.LOAD key blob` commands valkey-bloom's AOF rewrite wrote.
+fn fixture_loads() -> Vec<Vec<Vec<u8>>> {
+    let base = std::fs::read(fixture("appendonlydir/appendonly.aof.2.base.aof")).unwrap();
+    parse_aof(&base)
+        .into_iter()
+        .filter(|command| command[0] == b"BF.LOAD")
+        .collect()
+}
+
+fn item(spec: &Value, n: u64) -> Vec<u8> {
+    let prefix = spec["items"]["prefix"].as_str().unwrap();
+    let mut out = format!("{prefix}{n}").into_bytes();
+    if spec["items"]["gen"] == "binary" {
+        if n == 0 {
+            return Vec::new();
+        }
+        out.extend_from_slice(&[0, 0xff, (n % 256) as u8]);
+    }
+    out
+}
+
+fn probes(spec: &Value) -> Vec<Vec<u8>> {
+    let p = &spec["probes"];
+    let step = p["pos_step"].as_u64().unwrap();
+    let prefix = spec["items"]["prefix"].as_str().unwrap();
+    let mut out: Vec<Vec<u8>> = (0..p["pos_count"].as_u64().unwrap())
+        .map(|i| item(spec, i * step))
+        .collect();
+    out.extend(
+        (0..p["neg_count"].as_u64().unwrap()).map(|j| format!("{prefix}neg:{j}").into_bytes()),
+    );
+    out
+}
+
+/// `BF.MEXISTS` of `items` as a string of 0 and 1, and `BF.EXISTS` of the first ones agreeing.
+fn exists_bits(c: &mut Client, key: &str, items: &[Vec<u8>]) -> String {
+    let mut bits = String::new();
+    for batch in items.chunks(500) {
+        let mut args = vec![b"BF.MEXISTS".to_vec(), key.as_bytes().to_vec()];
+        args.extend(batch.iter().cloned());
+        for reply in c.call(&args).array() {
+            bits.push(if reply == Int(1) { '1' } else { '0' });
+        }
+    }
+    for (i, probe) in items.iter().take(20).enumerate() {
+        let one = c.call(&[b"BF.EXISTS".as_slice(), key.as_bytes(), probe]);
+        assert_eq!(
+            one,
+            Int(i64::from(&bits[i..=i] == "1")),
+            "{key} BF.EXISTS {i}"
+        );
+    }
+    bits
+}
+
+/// The recorded `BF.INFO` as the reply valkey-bloom gives (RESP2): `Size` left out unless
+/// `size` is true.
+fn assert_info(c: &mut Client, key: &str, recorded: &Value, size: bool) {
+    let reply = c.call(&["BF.INFO", key]).array();
+    // valkey-bloom's order (the recorded object's keys come sorted).
+    let order = [
+        "Capacity",
+        "Size",
+        "Number of filters",
+        "Number of items inserted",
+        "Error rate",
+        "Expansion rate",
+        "Tightening ratio",
+        "Max scaled capacity",
+    ];
+    let fields: Vec<(&str, &Value)> = order
+        .iter()
+        .filter_map(|name| Some((*name, recorded.get(*name)?)))
+        .collect();
+    assert_eq!(fields.len(), recorded.as_object().unwrap().len(), "{key}");
+    assert_eq!(reply.len(), fields.len() * 2, "{key}: {reply:?}");
+    for (pair, (name, value)) in reply.chunks(2).zip(fields) {
+        assert_eq!(pair[0], Simple(name.to_string()), "{key}");
+        let expected = match value {
+            Value::Null => Nil,
+            Value::String(text) => bulk(text),
+            Value::Number(n) => Int(n.as_i64().unwrap()),
+            other => panic!("{other:?}"),
+        };
+        match (&pair[1], &expected) {
+            // Redis 7.0 writes doubles with 17 digits, Valkey 8 the shortest form: the same
+            // double either way.
+            (Bulk(got), Bulk(recorded)) => {
+                let number =
+                    |bytes: &[u8]| -> f64 { std::str::from_utf8(bytes).unwrap().parse().unwrap() };
+                assert_eq!(number(got), number(recorded), "{key} {name}");
+            }
+            _ if name == "Size" && !size => {}
+            _ => assert_eq!(pair[1], expected, "{key} {name}"),
+        }
+    }
+    let capacity = recorded["Capacity"].as_i64().unwrap();
+    assert_eq!(
+        c.call(&["BF.INFO", key, "capacity"]),
+        Int(capacity),
+        "{key}"
+    );
+    let items = recorded["Number of items inserted"].as_i64().unwrap();
+    assert_eq!(c.call(&["BF.INFO", key, "ITEMS"]), Int(items), "{key}");
+    let rate: f64 = recorded["Error rate"].as_str().unwrap().parse().unwrap();
+    let got = c.call(&["BF.INFO", key, "ERROR"]).text();
+    assert_eq!(got.parse::<f64>().unwrap(), rate, "{key}");
+    assert_eq!(
+        c.call(&["BF.INFO", key, "NOSUCHFIELD"]),
+        err("ERR invalid information value"),
+        "{key}"
+    );
+}
+
+/// Every recorded answer of every key, then the 1,000 further adds and the answers after them.
+fn assert_answers_as_valkey_bloom(c: &mut Client, size: bool) {
+    for spec in answers() {
+        let key = spec["key"].as_str().unwrap();
+        let probes = probes(&spec);
+        assert_eq!(
+            exists_bits(c, key, &probes),
+            spec["exists_bits"].as_str().unwrap(),
+            "{key}"
+        );
+        assert_eq!(
+            c.call(&["BF.CARD", key]),
+            Int(spec["card"].as_i64().unwrap()),
+            "{key}"
+        );
+        assert_info(c, key, &spec["info"], size);
+        let prefix = spec["items"]["prefix"].as_str().unwrap();
+        let extra: Vec<Vec<u8>> = (0..1000)
+            .map(|j| format!("{prefix}x:{j}").into_bytes())
+            .collect();
+        let errors: Vec<String> = spec["extra"]["add_errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap().trim_start_matches("E:").to_string())
+            .collect();
+        let mut codes = String::new();
+        for x in &extra {
+            match c.call(&[b"BF.ADD".as_slice(), key.as_bytes(), x]) {
+                Int(1) => codes.push('1'),
+                Int(0) => codes.push('0'),
+                Error(text) => {
+                    assert!(errors.contains(&text), "{key}: {text}");
+                    codes.push('E');
+                }
+                other => panic!("{key}: {other:?}"),
+            }
+        }
+        assert_eq!(codes, spec["extra"]["add_codes"].as_str().unwrap(), "{key}");
+        let post = &spec["post"];
+        assert_eq!(
+            exists_bits(c, key, &probes),
+            post["exists_bits"].as_str().unwrap(),
+            "{key}"
+        );
+        let extra_bits = post["extra_exists_bits"].as_str().unwrap();
+        assert_eq!(exists_bits(c, key, &extra), extra_bits, "{key}");
+        assert_eq!(
+            c.call(&["BF.CARD", key]),
+            Int(post["card"].as_i64().unwrap()),
+            "{key}"
+        );
+        assert_info(c, key, &post["info"], size);
+    }
+}
+
+#[test]
+fn the_rdb_valkey_bloom_saved_loads_and_answers_as_it_did() {
+    let s = Server::start();
+    let mut c = s.client();
+    // Valkey 8.1 wrote RDB version 11: Redis 7.0 (version 10) reads no such file.
+    if !reads_rdb_version(u16::from_le_bytes(rdb_version(&mut c)), 11) {
+        eprintln!("skipped: this server does not read RDB version 11");
+        return;
+    }
+    drop(c);
+    let s = Server::with_rdb(&fixture("dump.rdb"));
+    let mut c = s.client();
+    assert_eq!(c.call(&["DBSIZE"]), Int(answers().len() as i64));
+    assert_eq!(c.call(&["TYPE", "user:1:seen"]), Simple("bloomfltr".into()));
+    assert_answers_as_valkey_bloom(&mut c, true);
+}
+
+#[test]
+fn the_aof_valkey_bloom_rewrote_loads_and_answers_as_it_did() {
+    let s = Server::start();
+    let mut c = s.client();
+    for load in fixture_loads() {
+        assert_eq!(c.call(&load), ok());
+    }
+    // Its list of filters is exactly as long as it is after BF.LOAD, so `Size` may differ
+    // from what valkey-bloom said after building the key by adds.
+    assert_answers_as_valkey_bloom(&mut c, false);
+}
+
+#[test]
+fn written_back_in_valkey_blooms_encodings() {
+    let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+    let mut s = Server::build(&[], &config);
+    let mut c = s.client();
+    let loads = fixture_loads();
+    for load in &loads {
+        assert_eq!(c.call(load), ok());
+    }
+    // AOF rewrite: one BF.LOAD per key, the very blob valkey-bloom wrote.
+    rewrite_aof(&mut c);
+    let written: Vec<Vec<Vec<u8>>> = aof_commands(&s.dir)
+        .into_iter()
+        .filter(|command| command[0] == b"BF.LOAD")
+        .collect();
+    let mut expected = loads.clone();
+    expected.sort();
+    let mut written_sorted = written.clone();
+    written_sorted.sort();
+    assert_eq!(written_sorted, expected);
+    // DUMP and RESTORE, DEBUG RELOAD and a restart from the rewritten AOF keep every byte.
+    let before: Vec<Reply> = loads
+        .iter()
+        .map(|load| c.call(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &load[1]]))
+        .collect();
+    for load in &loads {
+        let dump = c.call(&[b"DUMP".as_slice(), &load[1]]).bytes();
+        let copy = [b"copy:".as_slice(), &load[1]].concat();
+        assert_eq!(c.call(&[b"RESTORE".as_slice(), &copy, b"0", &dump]), ok());
+        let digest = c.call(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &copy]);
+        assert_eq!(
+            digest,
+            c.call(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &load[1]])
+        );
+        assert_eq!(
+            c.call(&[b"TYPE".as_slice(), &copy]),
+            Simple("bloomfltr".into())
+        );
+    }
+    assert_eq!(c.call(&["DEBUG", "RELOAD"]), ok());
+    s.restart();
+    let mut c = s.client();
+    let after: Vec<Reply> = loads
+        .iter()
+        .map(|load| c.call(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &load[1]]))
+        .collect();
+    assert_eq!(after, before);
+}
+
+#[test]
+fn bf_load_refuses_what_its_validator_refuses() {
+    let s = Server::start();
+    let mut c = s.client();
+    let load = fixture_loads().remove(0);
+    let blob = &load[2];
+    let refused = |c: &mut Client, blob: &[u8]| c.call(&[b"BF.LOAD".as_slice(), b"k", blob]);
+    assert_eq!(
+        refused(&mut c, b""),
+        err("ERR bloom object decoding failed")
+    );
+    assert_eq!(
+        refused(&mut c, &blob[..blob.len() - 1]),
+        err("ERR bloom object decoding failed")
+    );
+    let mut bad = blob.clone();
+    bad[0] = 9;
+    assert_eq!(
+        refused(&mut c, &bad),
+        err("ERR bloom object decoding failed. Unsupported version")
+    );
+    let mut bad = blob.clone();
+    bad[1] = 11;
+    assert_eq!(refused(&mut c, &bad), err("ERR bad expansion"));
+    let mut bad = blob.clone();
+    bad[5..13].copy_from_slice(&2.0f64.to_le_bytes());
+    assert_eq!(refused(&mut c, &bad), err("ERR (0 < error rate range < 1)"));
+    assert_eq!(c.call(&["EXISTS", "k"]), Int(0));
+    assert_eq!(refused(&mut c, blob), ok());
+    assert_eq!(
+        refused(&mut c, blob),
+        err("BUSYKEY Target key name already exists.")
+    );
+    assert_eq!(
+        c.call(&["BF.LOAD", "k"]),
+        err("ERR wrong number of arguments for 'bf.load' command")
+    );
+    c.call(&["SET", "s", "v"]);
+    assert_eq!(
+        c.call(&[b"BF.LOAD".as_slice(), b"s", blob]),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+}
+
+#[test]
+fn a_replica_holds_the_same_bytes() {
+    let primary = Server::start();
+    let replica = Server::replica_of(&primary, module_path(), &[]);
+    let mut p = primary.client();
+    let mut r = replica.client();
+    wait_replica_linked(&mut r);
+    for load in fixture_loads() {
+        assert_eq!(p.call(&load), ok());
+        let key = &load[1];
+        for j in 0..300 {
+            let x = [key.as_slice(), format!(":more:{j}").as_bytes()].concat();
+            p.call(&[b"BF.MADD".as_slice(), key, &x, b"same"]);
+        }
+    }
+    wait_replica_synced(&mut p, &mut r);
+    for load in fixture_loads() {
+        let key = &load[1];
+        let digest = |c: &mut Client| c.call(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", key]);
+        assert_eq!(digest(&mut p), digest(&mut r));
+        assert_eq!(
+            p.call(&[b"BF.INFO".as_slice(), key]),
+            r.call(&[b"BF.INFO".as_slice(), key])
+        );
+    }
+}
