@@ -339,3 +339,53 @@ fn a_replica_holds_the_same_bytes() {
         );
     }
 }
+
+#[test]
+fn with_bf_valkey_bloom_new_filters_are_valkey_blooms() {
+    let primary = Server::start();
+    let replica = Server::replica_of(&primary, module_path(), &[]);
+    let mut c = primary.client();
+    let mut r = replica.client();
+    wait_replica_linked(&mut r);
+    assert_eq!(c.call(&["BF.ADD", "before", "foo"]), Int(1));
+    assert_eq!(c.call(&["TYPE", "before"]), Simple("MBbloom--".into()));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "bf.bf-valkey-bloom", "yes"]),
+        ok()
+    );
+    // A drawn seed: the replica gets the value itself.
+    assert_eq!(
+        c.call(&["BF.MADD", "drawn", "a", "b", "a"]),
+        ints(&[1, 1, 0])
+    );
+    assert_eq!(c.call(&["TYPE", "drawn"]), Simple("bloomfltr".into()));
+    assert_eq!(c.call(&["BF.INFO", "drawn", "TIGHTENING"]), bulk("0.5"));
+    // valkey-bloom's fixed seed: the test vector (capacity 100, rate 0.01: 120 bytes, k 7,
+    // `foo` sets bits 23 90 189 355 651 687 817).
+    let fixed = ["CONFIG", "SET", "bf.bloom-use-random-seed", "no"];
+    assert_eq!(c.call(&fixed), ok());
+    assert_eq!(c.call(&["BF.RESERVE", "fixed", "0.01", "100"]), ok());
+    assert_eq!(c.call(&["BF.ADD", "fixed", "foo"]), Int(1));
+    let header = c.call(&["BF.SCANDUMP", "fixed", "0"]).array()[1].bytes();
+    assert_eq!(&header[..8], b"bloomrsV");
+    let bits = &header[8 + 38 + 45..];
+    assert_eq!(
+        bits.len(),
+        120 + 16,
+        "the bits, then the item and capacity counts"
+    );
+    let set: Vec<usize> = (0..960)
+        .filter(|b| bits[b / 8] & (1 << (b % 8)) != 0)
+        .collect();
+    assert_eq!(set, [23, 90, 189, 355, 651, 687, 817]);
+    assert_eq!(
+        c.call(&["BF.RESERVE", "wide", "0.01", "100", "EXPANSION", "11"]),
+        err("ERR could not create filter")
+    );
+    wait_replica_synced(&mut c, &mut r);
+    for key in ["before", "drawn", "fixed"] {
+        let digest = |c: &mut Client| c.call(&["DEBUG", "DIGEST-VALUE", key]);
+        assert_eq!(digest(&mut c), digest(&mut r), "{key}");
+        assert_eq!(c.call(&["TYPE", key]), r.call(&["TYPE", key]), "{key}");
+    }
+}

@@ -29,6 +29,8 @@ pub const FIXED_SEED: [u8; 32] = [
     89, 15, 245, 34, 234, 120, 17, 218, 167, 20, 216, 9, 59, 62, 123, 217, 29, 137, 138, 115, 62,
     152, 136, 135, 48, 127, 151, 205, 40, 7, 51, 131,
 ];
+/// valkey-bloom's default tightening ratio (`bf.bloom-tightening-ratio`).
+pub const DEFAULT_TIGHTENING: f64 = 0.5;
 /// The most filters an object may hold here (valkey-bloom has no such bound below 2^31; a
 /// walk over every filter per item must stay bounded, as for RedisBloom's chains).
 pub const MAX_FILTERS: usize = 1100;

@@ -211,6 +211,17 @@ type StringConfig = unsafe extern "C" fn(
     *mut c_void,
 ) -> c_int;
 
+type BoolConfig = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *const c_char,
+    c_int,
+    u32,
+    raw::RedisModuleConfigGetBoolFunc,
+    raw::RedisModuleConfigSetBoolFunc,
+    raw::RedisModuleConfigApplyFunc,
+    *mut c_void,
+) -> c_int;
+
 /// The current value of an unprefixed configuration as its default text.
 fn default_text(u: &Unprefixed) -> String {
     match u.target {
@@ -340,9 +351,43 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     if status != raw::REDISMODULE_OK as c_int {
         return Err("cannot register the setting bf-blocked".into());
     }
+    register_valkey_flags(ctx, boolean)?;
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
         return Err("invalid bloomrs settings in the configuration".into());
+    }
+    Ok(())
+}
+
+/// `bf-valkey-bloom` and valkey-bloom's `bloom-use-random-seed`.
+fn register_valkey_flags(ctx: RawCtx, boolean: BoolConfig) -> Result<(), String> {
+    let flags = [
+        (settings::BF_VALKEY_BLOOM_NAME, &settings::BF_VALKEY_BLOOM),
+        (
+            settings::BLOOM_USE_RANDOM_SEED_NAME,
+            &settings::BLOOM_USE_RANDOM_SEED,
+        ),
+    ];
+    for (name, flag) in flags {
+        let privdata = (flag as *const AtomicBool).cast_mut().cast::<c_void>();
+        let default = c_int::from(flag.load(Ordering::Relaxed));
+        let config = raw::REDISMODULE_CONFIG_DEFAULT;
+        // SAFETY: a static name and a static flag as private data, valid for the module's life.
+        let status = unsafe {
+            boolean(
+                ctx,
+                name.as_ptr(),
+                default,
+                config,
+                Some(get_flag),
+                Some(set_flag),
+                None,
+                privdata,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(format!("cannot register the setting {name:?}"));
+        }
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The valkey-bloom kind (`bloomfltr`): values valkey-bloom 1.0.1 wrote, loaded from an RDB,
 //! a `RESTORE` of its `DUMP`, or `BF.LOAD` (its AOF form), answered as valkey-bloom answers
 //! them and written back in its encodings (RDB, DUMP, AOF rewrite as `BF.LOAD`), so a user can
-//! go back to it. Its own command is `BF.LOAD key blob`.
+//! go back to it. Its own command is `BF.LOAD key blob`. With `bf-valkey-bloom` on, new
+//! filters are of this kind too.
 
 use std::ffi::c_void;
 
@@ -17,10 +18,14 @@ use crate::budget::Budget;
 use crate::module::ffi::io::{emit_blob, value_ref, Digest};
 use crate::module::ffi::{guard, Args, Ctx, RawString, Slot};
 use crate::module::state::errors::*;
+use crate::module::state::settings;
 use crate::module::state::stats::{self, saturating, Measure, Measured, Totals};
 use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
-use crate::valkey_bloom::{decode_blob, encode_blob, ValkeyBloom, DEFAULT_OBJECT_LIMIT};
+use crate::valkey_bloom::{
+    decode_blob, encode_blob, MakeError, Params, ValkeyBloom, DEFAULT_OBJECT_LIMIT,
+    DEFAULT_TIGHTENING, FIXED_SEED,
+};
 
 pub static VALKEY_BLOOM_TYPE: RedisType = RedisType::new(
     "bloomfltr",
@@ -195,9 +200,42 @@ impl BloomKind for ValkeyBloom {
     const TYPE: &'static RedisType = &VALKEY_BLOOM_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
 
-    /// New keys are RedisBloom's kind: valkey-bloom values only come in through its encodings.
-    fn create(_options: &BloomOptions, _write: &mut Write) -> Result<Option<Self>, CreateError> {
-        Ok(None)
+    const ANNOUNCES: bool = true;
+
+    /// Takes the options of a filter without bloomrs's own keywords when `bf-valkey-bloom` is
+    /// on and a client of the primary creates it: its seed drawn (or valkey-bloom's fixed one,
+    /// `bloom-use-random-seed no`), and `BF.LOAD` of the new value queued, which makes every
+    /// copy the same.
+    fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {
+        let o = options;
+        let plain = o.window.is_none() && !o.counting && !o.compact && !o.blocked && !o.static_set;
+        if !plain || !settings::bf_valkey_bloom() || write.replayed() {
+            return Ok(None);
+        }
+        let seed_random = settings::bloom_use_random_seed();
+        let seed = if seed_random {
+            let mut seed = [0u8; 32];
+            for word in seed.chunks_exact_mut(8) {
+                word.copy_from_slice(&write.random_nonzero().to_le_bytes());
+            }
+            seed
+        } else {
+            FIXED_SEED
+        };
+        let params = Params {
+            capacity: o.capacity,
+            fp_rate: o.error,
+            tightening: DEFAULT_TIGHTENING,
+            expansion: if o.scaling { o.growth } else { 0 },
+            seed,
+            seed_random,
+        };
+        let value = ValkeyBloom::new(&params, write.admission.limit(0)).map_err(|e| match e {
+            MakeError::Invalid => CreateError::Invalid,
+            MakeError::TooLarge => CreateError::TooLarge,
+        })?;
+        write.effect(c"BF.LOAD", vec![encode_blob(&value)]);
+        Ok(Some(value))
     }
 
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {

@@ -331,6 +331,24 @@ pub fn bf_blocked() -> bool {
     BF_BLOCKED.load(Ordering::Relaxed)
 }
 
+/// New Bloom filters without bloomrs's own keywords are valkey-bloom filters (`bloomfltr`),
+/// which valkey-bloom reads back (off by default: RedisBloom's).
+pub static BF_VALKEY_BLOOM: AtomicBool = AtomicBool::new(false);
+pub const BF_VALKEY_BLOOM_NAME: &CStr = c"bf-valkey-bloom";
+
+pub fn bf_valkey_bloom() -> bool {
+    BF_VALKEY_BLOOM.load(Ordering::Relaxed)
+}
+
+/// valkey-bloom's `bloom-use-random-seed`: new valkey-bloom filters draw their seed (on, its
+/// default) or take its fixed seed.
+pub static BLOOM_USE_RANDOM_SEED: AtomicBool = AtomicBool::new(true);
+pub const BLOOM_USE_RANDOM_SEED_NAME: &CStr = c"bloom-use-random-seed";
+
+pub fn bloom_use_random_seed() -> bool {
+    BLOOM_USE_RANDOM_SEED.load(Ordering::Relaxed)
+}
+
 pub fn bf_sparse_max_bytes() -> u64 {
     BF_SPARSE_MAX_BYTES.get().unsigned_abs()
 }
