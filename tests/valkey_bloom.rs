@@ -389,3 +389,128 @@ fn with_bf_valkey_bloom_new_filters_are_valkey_blooms() {
         assert_eq!(c.call(&["TYPE", key]), r.call(&["TYPE", key]), "{key}");
     }
 }
+
+/// `hex:...` as bytes.
+fn unhex(text: &str) -> Vec<u8> {
+    let hex = text.strip_prefix("hex:").unwrap();
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn replaying_valkey_blooms_commands_builds_the_same_filters() {
+    let s = Server::start();
+    let mut c = s.client();
+    // The keys whose seed the commands decide: a SEED given to BF.INSERT (valkey-bloom's own
+    // options, which make the filter valkey-bloom's), and valkey-bloom's fixed seed.
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "bf.bf-valkey-bloom", "yes"]),
+        ok()
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "bf.bloom-use-random-seed", "no"]),
+        ok()
+    );
+    for spec in answers() {
+        let key = spec["key"].as_str().unwrap();
+        if key != "ids:seeded" && key != "ids:fixed" {
+            continue;
+        }
+        let command = spec["commands"][0].as_array().unwrap();
+        let mut args: Vec<Vec<u8>> = Vec::new();
+        for word in command.iter().map(|w| w.as_str().unwrap()) {
+            if word.starts_with("<items") {
+                let count = spec["items"]["count"].as_u64().unwrap();
+                args.extend((0..count).map(|n| item(&spec, n)));
+            } else if word.starts_with("hex:") {
+                args.push(unhex(word));
+            } else {
+                args.push(word.as_bytes().to_vec());
+            }
+        }
+        c.call(&args);
+        assert_eq!(c.call(&["TYPE", key]), Simple("bloomfltr".into()), "{key}");
+        let probes = probes(&spec);
+        assert_eq!(
+            exists_bits(&mut c, key, &probes),
+            spec["exists_bits"].as_str().unwrap(),
+            "{key}"
+        );
+        assert_eq!(
+            c.call(&["BF.CARD", key]),
+            Int(spec["card"].as_i64().unwrap()),
+            "{key}"
+        );
+        assert_info(&mut c, key, &spec["info"], true);
+    }
+}
+
+#[test]
+fn valkey_blooms_insert_options_answer_in_its_words() {
+    let s = Server::start();
+    let mut c = s.client();
+    let seed = "s".repeat(32);
+    let cases: &[(&[&str], Reply)] = &[
+        (
+            &["BF.INSERT", "k", "SEED", "short", "ITEMS", "a"],
+            err("ERR invalid seed"),
+        ),
+        (
+            &["BF.INSERT", "k", "TIGHTENING", "1", "ITEMS", "a"],
+            err("ERR (0 < tightening ratio range < 1)"),
+        ),
+        (
+            &["BF.INSERT", "k", "TIGHTENING", "x", "ITEMS", "a"],
+            err("ERR bad tightening ratio"),
+        ),
+        (
+            &["BF.INSERT", "k", "SEED", &seed, "BOGUS", "ITEMS", "a"],
+            err("ERR unknown argument received"),
+        ),
+        (
+            &["BF.INSERT", "k", "VALIDATESCALETO", "10", "NONSCALING"],
+            err("ERR cannot use NONSCALING and VALIDATESCALETO options together"),
+        ),
+        (
+            &[
+                "BF.INSERT",
+                "k",
+                "VALIDATESCALETO",
+                "100000000000",
+                "ITEMS",
+                "a",
+            ],
+            err("ERR provided VALIDATESCALETO causes bloom object to exceed memory limit"),
+        ),
+        (
+            &["BF.INSERT", "k", "SEED", &seed, "NOCREATE", "ITEMS", "a"],
+            err("ERR not found"),
+        ),
+        (&["EXISTS", "k"], Int(0)),
+        (
+            &[
+                "BF.INSERT",
+                "k",
+                "SEED",
+                &seed,
+                "VALIDATESCALETO",
+                "1000",
+                "ITEMS",
+                "a",
+                "a",
+            ],
+            ints(&[1, 0]),
+        ),
+        (&["TYPE", "k"], Simple("bloomfltr".into())),
+        // Without its options, RedisBloom's grammar and filters.
+        (
+            &["BF.INSERT", "r", "CAPACITY", "0", "ITEMS", "a"],
+            err("Bad argument received"),
+        ),
+        (&["BF.INSERT", "r", "ITEMS", "a"], ints(&[1])),
+        (&["TYPE", "r"], Simple("MBbloom--".into())),
+    ];
+    assert_replies(&mut c, cases);
+}

@@ -15,6 +15,7 @@ use crate::syntax::bf::{
     parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
+use crate::syntax::valkey_bloom::parse_valkey_insert;
 use crate::syntax::ByteArgs;
 
 /// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options: the
@@ -82,6 +83,14 @@ pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
+    // valkey-bloom's own options (SEED, TIGHTENING, VALIDATESCALETO): its grammar and filter.
+    let dialect = kinds::valkey_bloom::insert_defaults();
+    if let Some(spec) = parse_valkey_insert(&args, dialect) {
+        let spec = spec?;
+        kinds::valkey_bloom::create_for_insert(ctx, args, &spec)?;
+        let reply = Reply::EachPropagatingItems;
+        return insert_items(ctx, args, spec.items_at, None, reply, c"bf.insert");
+    }
     let spec = parse_bf_insert(&args, default_options())?;
     let reply = Reply::EachPropagatingItems;
     insert_items(ctx, args, spec.items_at, spec.create, reply, c"bf.insert")

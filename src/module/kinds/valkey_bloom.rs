@@ -22,9 +22,10 @@ use crate::module::state::settings;
 use crate::module::state::stats::{self, saturating, Measure, Measured, Totals};
 use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
+use crate::syntax::valkey_bloom::{ValkeyDefaults, ValkeyInsert};
 use crate::valkey_bloom::{
     decode_blob, encode_blob, MakeError, Params, ValkeyBloom, DEFAULT_OBJECT_LIMIT,
-    DEFAULT_TIGHTENING, FIXED_SEED,
+    DEFAULT_TIGHTENING, FIXED_SEED, MAX_EXPANSION,
 };
 
 pub static VALKEY_BLOOM_TYPE: RedisType = RedisType::new(
@@ -213,21 +214,12 @@ impl BloomKind for ValkeyBloom {
             return Ok(None);
         }
         let seed_random = settings::bloom_use_random_seed();
-        let seed = if seed_random {
-            let mut seed = [0u8; 32];
-            for word in seed.chunks_exact_mut(8) {
-                word.copy_from_slice(&write.random_nonzero().to_le_bytes());
-            }
-            seed
-        } else {
-            FIXED_SEED
-        };
         let params = Params {
             capacity: o.capacity,
             fp_rate: o.error,
             tightening: DEFAULT_TIGHTENING,
             expansion: if o.scaling { o.growth } else { 0 },
-            seed,
+            seed: new_seed(seed_random, || write.random_nonzero()),
             seed_random,
         };
         let value = ValkeyBloom::new(&params, write.admission.limit(0)).map_err(|e| match e {
@@ -245,6 +237,58 @@ impl BloomKind for ValkeyBloom {
             _ => HeaderError::BadData,
         })
     }
+}
+
+/// A new filter's seed: drawn from `draw`, or valkey-bloom's fixed one.
+fn new_seed(random: bool, mut draw: impl FnMut() -> u64) -> [u8; 32] {
+    if !random {
+        return FIXED_SEED;
+    }
+    let mut seed = [0u8; 32];
+    for word in seed.chunks_exact_mut(8) {
+        word.copy_from_slice(&draw().to_le_bytes());
+    }
+    seed
+}
+
+/// What valkey-bloom's `BF.INSERT` creates before its options: the module's settings.
+pub fn insert_defaults() -> ValkeyDefaults {
+    let expansion = u32::try_from(settings::BF_EXPANSION.get()).unwrap_or(0);
+    ValkeyDefaults {
+        capacity: settings::bf_initial_size(),
+        fp_rate: settings::bf_error_rate(),
+        tightening: DEFAULT_TIGHTENING,
+        expansion: expansion.min(MAX_EXPANSION),
+        seed_random: settings::bloom_use_random_seed(),
+    }
+}
+
+/// valkey-bloom's `BF.INSERT` on a missing key: the filter its options describe, stored and
+/// propagated as `BF.LOAD` of the new value (the command's items follow as `BF.MADD`).
+pub fn create_for_insert(ctx: Ctx, args: Args, spec: &ValkeyInsert) -> CommandResult {
+    let key_name = args.raw(1).ok_or(CommandError::Arity)?;
+    let mut key = ctx.open_key(key_name, true);
+    if !matches!(super::lookup(&mut key), Slot::Empty) || !spec.create {
+        return Ok(());
+    }
+    let params = Params {
+        capacity: spec.capacity,
+        fp_rate: spec.fp_rate,
+        tightening: spec.tightening,
+        expansion: spec.expansion,
+        seed: spec
+            .seed
+            .unwrap_or_else(|| new_seed(spec.seed_random, || ctx.random_u64())),
+        seed_random: spec.seed_random,
+    };
+    let value = ValkeyBloom::new(&params, ctx.admission().limit(0)).map_err(|e| match e {
+        MakeError::Invalid => CommandError::Reply(BF_COULD_NOT_CREATE),
+        MakeError::TooLarge => CommandError::Reply(VB_OVER_LIMIT),
+    })?;
+    let blob = encode_blob(&value);
+    store(&mut key, value);
+    ctx.replicate(c"BF.LOAD", key_name, &[&blob]);
+    Ok(())
 }
 
 /// BF.LOAD key blob: a valkey-bloom object from the blob its AOF rewrite writes.

@@ -7,6 +7,7 @@ use std::ffi::CStr;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::cuckoo::{CuckooError, InsertError};
 use crate::fuse::StageError;
+use crate::syntax::valkey_bloom::ValkeyArgError;
 use crate::syntax::{bf, cf};
 use crate::valkey_bloom::{GrowError, LoadBlobError, ScaleError};
 
@@ -212,6 +213,28 @@ impl From<bf::ArgError> for CommandError {
 }
 
 /// The reply to each CF.* argument error.
+/// valkey-bloom's refusals of its own `BF.INSERT`, in its words.
+impl From<ValkeyArgError> for CommandError {
+    fn from(e: ValkeyArgError) -> Self {
+        use ValkeyArgError as E;
+        let text = match e {
+            E::Arity => return CommandError::Arity,
+            E::BadErrorRate => BAD_ERROR_RATE,
+            E::ErrorRateRange => VB_RATE_RANGE,
+            E::BadTightening => VB_BAD_TIGHTENING,
+            E::TighteningRange => VB_TIGHTENING_RANGE,
+            E::BadCapacity => BAD_CAPACITY,
+            E::CapacityZero => CAPACITY_RANGE,
+            E::InvalidSeed => VB_INVALID_SEED,
+            E::BadExpansion => BAD_EXPANSION,
+            E::UnknownArgument => VB_UNKNOWN_ARGUMENT,
+            E::NonScalingWithScaleTo => VB_NONSCALING_SCALE_TO,
+            E::ScaleTo(e) => e.text(),
+        };
+        CommandError::Reply(text)
+    }
+}
+
 impl From<cf::ArgError> for CommandError {
     fn from(e: cf::ArgError) -> Self {
         let text = match e {
@@ -260,6 +283,12 @@ pub const VB_UNSUPPORTED_VERSION: &CStr = c"ERR bloom object decoding failed. Un
 pub const VB_RATE_RANGE: &CStr = c"ERR (0 < error rate range < 1)";
 pub const VB_KEY_EXISTS: &CStr = c"BUSYKEY Target key name already exists.";
 pub const VB_INVALID_INFO: &CStr = c"ERR invalid information value";
+pub const VB_BAD_TIGHTENING: &CStr = c"ERR bad tightening ratio";
+pub const VB_TIGHTENING_RANGE: &CStr = c"ERR (0 < tightening ratio range < 1)";
+pub const VB_INVALID_SEED: &CStr = c"ERR invalid seed";
+pub const VB_UNKNOWN_ARGUMENT: &CStr = c"ERR unknown argument received";
+pub const VB_NONSCALING_SCALE_TO: &CStr =
+    c"ERR cannot use NONSCALING and VALIDATESCALETO options together";
 pub const VB_SCALE_OVER_LIMIT: &CStr =
     c"ERR provided VALIDATESCALETO causes bloom object to exceed memory limit";
 pub const VB_SCALE_RATE_EXHAUSTED: &CStr =
