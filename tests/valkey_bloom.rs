@@ -514,3 +514,59 @@ fn valkey_blooms_insert_options_answer_in_its_words() {
     ];
     assert_replies(&mut c, cases);
 }
+
+#[test]
+fn the_memory_limits_hold_for_valkey_blooms_values() {
+    let s = Server::start();
+    let mut c = s.client();
+    let loads = fixture_loads();
+    let blob = |key: &str| {
+        loads
+            .iter()
+            .find(|load| load[1] == key.as_bytes())
+            .map(|load| load[2].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        c.call(&[b"BF.LOAD".as_slice(), b"big", &blob("user:2:seen")]),
+        ok()
+    );
+    let dump = c.call(&["DUMP", "big"]).bytes();
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "bf.max-filter-bytes", "1024"]),
+        ok()
+    );
+    // Loading a value past the limit: refused, nothing made.
+    assert_eq!(
+        c.call(&[b"BF.LOAD".as_slice(), b"k", &blob("user:2:seen")]),
+        err("ERR operation exceeds bloom object memory limit")
+    );
+    let restored = c.call(&[b"RESTORE".as_slice(), b"k", b"0", &dump]);
+    assert!(matches!(restored, Error(_)), "{restored:?}");
+    assert_eq!(c.call(&["EXISTS", "k"]), Int(0));
+    // A scale-out past the limit: refused in valkey-bloom's words, the value unchanged.
+    assert_eq!(
+        c.call(&[b"BF.LOAD".as_slice(), b"small", &blob("user:1:seen")]),
+        ok()
+    );
+    let mut refused = None;
+    for j in 0..2000 {
+        let reply = c.call(&["BF.ADD", "small", &format!("more:{j}")]);
+        if let Error(text) = reply {
+            refused = Some(text);
+            break;
+        }
+    }
+    assert_eq!(
+        refused.as_deref(),
+        Some("ERR operation exceeds bloom object memory limit")
+    );
+    let card = c.call(&["BF.CARD", "small"]);
+    assert!(matches!(
+        c.call(&["BF.ADD", "small", "more:again"]),
+        Error(_)
+    ));
+    assert_eq!(c.call(&["BF.CARD", "small"]), card);
+    let size = c.call(&["BF.INFO", "small", "SIZE"]).int();
+    assert!(size <= 1024, "{size}");
+}
