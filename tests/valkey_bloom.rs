@@ -570,3 +570,34 @@ fn the_memory_limits_hold_for_valkey_blooms_values() {
     let size = c.call(&["BF.INFO", "small", "SIZE"]).int();
     assert!(size <= 1024, "{size}");
 }
+
+#[test]
+fn valkey_blooms_setting_names_are_aliases_of_ours() {
+    let s = Server::build(&[], &["--bf.bf-initial-size", "250"]);
+    let mut c = s.client();
+    // What the configuration file set stays: the alias's load-time default changes nothing.
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "bf.bloom-capacity"]).array()[1],
+        bulk("250")
+    );
+    let cases: &[(&[&str], Reply)] = &[
+        (&["CONFIG", "SET", "bf.bloom-capacity", "1000"], ok()),
+        (&["CONFIG", "SET", "bf.bloom-expansion", "4"], ok()),
+        (
+            &["CONFIG", "SET", "bf.bloom-memory-usage-limit", "1mb"],
+            ok(),
+        ),
+        (&["CONFIG", "SET", "bf.bf-valkey-bloom", "yes"], ok()),
+        (&["BF.ADD", "k", "a"], Int(1)),
+        (&["BF.INFO", "k", "CAPACITY"], Int(1000)),
+        (&["BF.INFO", "k", "EXPANSION"], Int(4)),
+    ];
+    assert_replies(&mut c, cases);
+    let get = |c: &mut Client, name: &str| c.call(&["CONFIG", "GET", name]).array()[1].clone();
+    assert_eq!(get(&mut c, "bf.bf-initial-size"), bulk("1000"));
+    assert_eq!(get(&mut c, "bf.bf-expansion-factor"), bulk("4"));
+    assert_eq!(get(&mut c, "bf.max-filter-bytes"), bulk("1048576"));
+    let refused = c.call(&["CONFIG", "SET", "bf.bloom-expansion", "11"]);
+    assert!(matches!(refused, Error(_)), "{refused:?}");
+    assert_eq!(get(&mut c, "bf.bf-expansion-factor"), bulk("4"));
+}

@@ -211,6 +211,19 @@ type StringConfig = unsafe extern "C" fn(
     *mut c_void,
 ) -> c_int;
 
+type NumericConfig = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *const c_char,
+    c_longlong,
+    u32,
+    c_longlong,
+    c_longlong,
+    raw::RedisModuleConfigGetNumericFunc,
+    raw::RedisModuleConfigSetNumericFunc,
+    raw::RedisModuleConfigApplyFunc,
+    *mut c_void,
+) -> c_int;
+
 type BoolConfig = unsafe extern "C" fn(
     *mut raw::RedisModuleCtx,
     *const c_char,
@@ -352,9 +365,74 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
         return Err("cannot register the setting bf-blocked".into());
     }
     register_valkey_flags(ctx, boolean)?;
+    register_valkey_aliases(ctx, numeric)?;
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
         return Err("invalid bloomrs settings in the configuration".into());
+    }
+    Ok(())
+}
+
+/// # Safety
+/// Called by Redis for an alias registered with its index in `settings::VALKEY_ALIASES`.
+unsafe extern "C" fn get_alias(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    let at = privdata as usize;
+    settings::VALKEY_ALIASES
+        .get(at)
+        .map_or(0, |(_, setting, _, _)| setting.get())
+}
+
+/// # Safety
+/// As `get_alias`; `err` is Redis's out-pointer for an error message.
+unsafe extern "C" fn set_alias(
+    _name: *const c_char,
+    value: c_longlong,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let Some((_, setting, min, max)) = settings::VALKEY_ALIASES.get(privdata as usize) else {
+        return set_error(err, "unknown setting");
+    };
+    match settings::alias_value(value, *min, *max) {
+        Ok(None) => raw::REDISMODULE_OK as c_int,
+        Ok(Some(value)) => match settings::check_cross(setting, value) {
+            Ok(()) => {
+                setting.set(value);
+                raw::REDISMODULE_OK as c_int
+            }
+            Err(reason) => set_error(err, reason),
+        },
+        Err(reason) => set_error(err, &reason),
+    }
+}
+
+/// valkey-bloom's names for the settings it shares with bloomrs (`settings::VALKEY_ALIASES`).
+fn register_valkey_aliases(ctx: RawCtx, numeric: NumericConfig) -> Result<(), String> {
+    for (at, (name, setting, _, max)) in settings::VALKEY_ALIASES.iter().enumerate() {
+        let flags = if setting.memory {
+            raw::REDISMODULE_CONFIG_MEMORY
+        } else {
+            raw::REDISMODULE_CONFIG_DEFAULT
+        };
+        // SAFETY: a static name and the alias's index as private data; Redis then calls
+        // `set_alias` with 0 (ignored) or the configured value.
+        let status = unsafe {
+            numeric(
+                ctx,
+                name.as_ptr(),
+                0,
+                flags,
+                0,
+                *max,
+                Some(get_alias),
+                Some(set_alias),
+                None,
+                at as *mut c_void,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(format!("cannot register the setting {name:?}"));
+        }
     }
     Ok(())
 }

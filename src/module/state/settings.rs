@@ -349,6 +349,35 @@ pub fn bloom_use_random_seed() -> bool {
     BLOOM_USE_RANDOM_SEED.load(Ordering::Relaxed)
 }
 
+/// valkey-bloom's names for the numeric settings it shares with bloomrs, with valkey-bloom's
+/// ranges: `CONFIG SET bf.bloom-capacity 1000` sets `bf-initial-size`, and reads it back. Each
+/// is registered with 0, outside valkey-bloom's range, as its default: what the server applies
+/// at load when the configuration does not name it, which changes nothing.
+pub static VALKEY_ALIASES: [(&CStr, &Numeric, i64, i64); 3] = [
+    (c"bloom-capacity", &BF_INITIAL_SIZE, 1, i64::MAX),
+    (c"bloom-expansion", &BF_EXPANSION, 1, 10),
+    (
+        c"bloom-memory-usage-limit",
+        &MAX_FILTER_BYTES,
+        1024,
+        i64::MAX,
+    ),
+];
+
+/// An alias's value: None for the default the server applies at load (0, which changes
+/// nothing), else the value, or why it is refused.
+pub fn alias_value(value: i64, min: i64, max: i64) -> Result<Option<i64>, String> {
+    if value == 0 {
+        return Ok(None);
+    }
+    if value < min || value > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(Some(value))
+}
+
 pub fn bf_sparse_max_bytes() -> u64 {
     BF_SPARSE_MAX_BYTES.get().unsigned_abs()
 }
