@@ -601,3 +601,32 @@ fn valkey_blooms_setting_names_are_aliases_of_ours() {
     assert!(matches!(refused, Error(_)), "{refused:?}");
     assert_eq!(get(&mut c, "bf.bf-expansion-factor"), bulk("4"));
 }
+
+#[test]
+fn resp3_answers_take_valkey_blooms_types() {
+    let s = Server::start();
+    let mut c = s.client();
+    c.resp3();
+    let load = fixture_loads().remove(0);
+    assert_eq!(c.call(&[b"BF.LOAD".as_slice(), b"v", &load[2]]), ok());
+    assert_eq!(c.call(&["BF.ADD", "r", "a"]), Bool(true));
+    let cases: &[(&[&str], Reply)] = &[
+        (&["BF.EXISTS", "v", "user:0"], Int(1)),
+        (
+            &["BF.MEXISTS", "v", "user:0", "user:neg:0"],
+            Array(vec![Int(1), Int(0)]),
+        ),
+        (
+            &["BF.MADD", "v", "new:1", "new:1"],
+            Array(vec![Int(1), Int(0)]),
+        ),
+        (&["BF.ADD", "v", "new:2"], Int(1)),
+        (&["BF.INFO", "v", "ERROR"], Double("0.01".into())),
+        (&["BF.EXISTS", "r", "a"], Bool(true)),
+    ];
+    assert_replies(&mut c, cases);
+    let info = c.call(&["BF.INFO", "v"]).array();
+    assert_eq!(info[0], Simple("Capacity".into()));
+    assert_eq!(info[8], Simple("Error rate".into()));
+    assert_eq!(info[9], Double("0.01".into()));
+}

@@ -144,13 +144,14 @@ fn insert_items(
     if multi {
         ctx.reply_array_postponed();
     }
+    let integers = filter.answers_integers();
     let mut applied = Applied::of(args, first);
     let mut answer = |outcome: Result<bool, AddError>| {
         applied.record(outcome.is_ok());
         match outcome {
             Ok(added) => {
                 changed |= added;
-                ctx.reply_bool(added);
+                reply_answer(ctx, integers, added);
                 true
             }
             // A full non-scaling filter ends the batch; a failed scale-out does not.
@@ -295,17 +296,30 @@ fn check_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
         _ => None,
     };
     if !multi {
-        ctx.reply_bool(filter.is_some_and(|filter| filter.contains_one(args.bytes(2))));
+        let found = filter.is_some_and(|filter| filter.contains_one(args.bytes(2)));
+        reply_answer(ctx, filter.is_some_and(|f| f.answers_integers()), found);
         return Ok(());
     }
     ctx.reply_array(args.len() - 2);
     match filter {
         Some(filter) => {
-            filter.contains_each(&mut args.items(2), &mut |found| ctx.reply_bool(found));
+            let integers = filter.answers_integers();
+            let answer = &mut |found| reply_answer(ctx, integers, found);
+            filter.contains_each(&mut args.items(2), answer);
         }
         None => args.items(2).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
+}
+
+/// An add's or a lookup's answer: RedisBloom's boolean, or an integer for a kind that answers
+/// so in RESP3 too.
+fn reply_answer(ctx: Ctx, integers: bool, answer: bool) {
+    if integers {
+        ctx.reply_int(i64::from(answer));
+    } else {
+        ctx.reply_bool(answer);
+    }
 }
 
 /// Opens a key that must hold a Bloom filter, for reading.

@@ -141,6 +141,12 @@ pub trait BloomValue {
 
     fn info(&self) -> Info;
 
+    /// Whether adds and lookups answer integers in RESP3 too (valkey-bloom's), rather than
+    /// RedisBloom's booleans.
+    fn answers_integers(&self) -> bool {
+        false
+    }
+
     /// `BF.INFO` in another module's words, for a kind that keeps that module's values (None:
     /// RedisBloom's reply, from [`BloomValue::info`]).
     fn foreign_info(&self) -> Option<ForeignInfo> {

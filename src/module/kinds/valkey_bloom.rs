@@ -108,6 +108,10 @@ impl BloomValue for ValkeyBloom {
         }
     }
 
+    fn answers_integers(&self) -> bool {
+        true
+    }
+
     fn foreign_info(&self) -> Option<ForeignInfo> {
         let int = |v: u64| InfoValue::Int(saturating(v));
         let mut fields = vec![
