@@ -196,7 +196,12 @@ fn valkey_blooms_setting_names_are_aliases_of_ours() {
             ok(),
         ),
         (&["CONFIG", "SET", "bf.bf-valkey-bloom", "yes"], ok()),
+        (
+            &["CONFIG", "SET", "bf.bloom-tightening-ratio", "0.25"],
+            ok(),
+        ),
         (&["BF.ADD", "k", "a"], Int(1)),
+        (&["BF.INFO", "k", "TIGHTENING"], bulk("0.25")),
         (&["BF.INFO", "k", "CAPACITY"], Int(1000)),
         (&["BF.INFO", "k", "EXPANSION"], Int(4)),
     ];
@@ -205,6 +210,9 @@ fn valkey_blooms_setting_names_are_aliases_of_ours() {
     assert_eq!(get(&mut c, "bf.bf-initial-size"), bulk("1000"));
     assert_eq!(get(&mut c, "bf.bf-expansion-factor"), bulk("4"));
     assert_eq!(get(&mut c, "bf.max-filter-bytes"), bulk("1048576"));
+    assert_eq!(get(&mut c, "bf.bloom-tightening-ratio"), bulk("0.25"));
+    let refused = c.call(&["CONFIG", "SET", "bf.bloom-tightening-ratio", "1"]);
+    assert!(matches!(refused, Error(_)), "{refused:?}");
     let refused = c.call(&["CONFIG", "SET", "bf.bloom-expansion", "11"]);
     assert!(matches!(refused, Error(_)), "{refused:?}");
     assert_eq!(get(&mut c, "bf.bf-expansion-factor"), bulk("4"));

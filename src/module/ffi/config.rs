@@ -366,6 +366,7 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     }
     register_valkey_flags(ctx, boolean)?;
     register_valkey_aliases(ctx, numeric)?;
+    register_tightening(ctx, string)?;
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
         return Err("invalid bloomrs settings in the configuration".into());
@@ -404,6 +405,59 @@ unsafe extern "C" fn set_alias(
         },
         Err(reason) => set_error(err, &reason),
     }
+}
+
+/// The current `bloom-tightening-ratio` text, owned here (Redis borrows it on CONFIG GET).
+static TIGHTENING_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+
+/// # Safety
+/// Called by Redis for `bloom-tightening-ratio`.
+unsafe extern "C" fn get_tightening(
+    _name: *const c_char,
+    _privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
+    TIGHTENING_TEXT.load(Ordering::Relaxed)
+}
+
+/// # Safety
+/// Called by Redis with the new value and its out-pointer for an error message.
+unsafe extern "C" fn set_tightening(
+    _name: *const c_char,
+    value: *mut raw::RedisModuleString,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let text = string_bytes(value);
+    match settings::set_bloom_tightening(text) {
+        Ok(()) => {
+            show(&TIGHTENING_TEXT, text);
+            raw::REDISMODULE_OK as c_int
+        }
+        Err(reason) => set_error(err, reason),
+    }
+}
+
+/// valkey-bloom's `bloom-tightening-ratio`.
+fn register_tightening(ctx: RawCtx, string: StringConfig) -> Result<(), String> {
+    show(&TIGHTENING_TEXT, b"0.5");
+    // SAFETY: a static name and default; Redis copies the default and then calls
+    // `set_tightening` with it or the configured value.
+    let status = unsafe {
+        string(
+            ctx,
+            settings::BLOOM_TIGHTENING_NAME.as_ptr(),
+            c"0.5".as_ptr(),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            Some(get_tightening),
+            Some(set_tightening),
+            None,
+            null_mut(),
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err("cannot register the setting bloom-tightening-ratio".into());
+    }
+    Ok(())
 }
 
 /// valkey-bloom's names for the settings it shares with bloomrs (`settings::VALKEY_ALIASES`).

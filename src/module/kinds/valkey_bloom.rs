@@ -24,8 +24,8 @@ use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::BloomOptions;
 use crate::syntax::valkey_bloom::{ValkeyDefaults, ValkeyInsert};
 use crate::valkey_bloom::{
-    decode_blob, encode_blob, MakeError, Params, ValkeyBloom, DEFAULT_OBJECT_LIMIT,
-    DEFAULT_TIGHTENING, FIXED_SEED, MAX_EXPANSION,
+    decode_blob, encode_blob, MakeError, Params, ValkeyBloom, DEFAULT_OBJECT_LIMIT, FIXED_SEED,
+    MAX_EXPANSION,
 };
 
 pub static VALKEY_BLOOM_TYPE: RedisType = RedisType::new(
@@ -221,7 +221,7 @@ impl BloomKind for ValkeyBloom {
         let params = Params {
             capacity: o.capacity,
             fp_rate: o.error,
-            tightening: DEFAULT_TIGHTENING,
+            tightening: settings::bloom_tightening(),
             expansion: if o.scaling { o.growth } else { 0 },
             seed: new_seed(seed_random, || write.random_nonzero()),
             seed_random,
@@ -261,7 +261,7 @@ pub fn insert_defaults() -> ValkeyDefaults {
     ValkeyDefaults {
         capacity: settings::bf_initial_size(),
         fp_rate: settings::bf_error_rate(),
-        tightening: DEFAULT_TIGHTENING,
+        tightening: settings::bloom_tightening(),
         expansion: expansion.min(MAX_EXPANSION),
         seed_random: settings::bloom_use_random_seed(),
     }

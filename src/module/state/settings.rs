@@ -349,6 +349,28 @@ pub fn bloom_use_random_seed() -> bool {
     BLOOM_USE_RANDOM_SEED.load(Ordering::Relaxed)
 }
 
+/// valkey-bloom's `bloom-tightening-ratio`: the tightening of new valkey-bloom filters (a
+/// string setting, as `bf-error-rate`).
+static BLOOM_TIGHTENING: AtomicU64 = AtomicU64::new(0x3fe0_0000_0000_0000); // 0.5
+pub const BLOOM_TIGHTENING_NAME: &CStr = c"bloom-tightening-ratio";
+
+pub fn bloom_tightening() -> f64 {
+    f64::from_bits(BLOOM_TIGHTENING.load(Ordering::Relaxed))
+}
+
+/// Sets `bloom-tightening-ratio` from its text: a number strictly between 0 and 1.
+pub fn set_bloom_tightening(text: &[u8]) -> Result<(), &'static str> {
+    let ratio: f64 = std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or("Invalid floating-point value")?;
+    if !(ratio > 0.0 && ratio < 1.0) {
+        return Err("ERR (0 < tightening ratio range < 1)");
+    }
+    BLOOM_TIGHTENING.store(ratio.to_bits(), Ordering::Relaxed);
+    Ok(())
+}
+
 /// valkey-bloom's names for the numeric settings it shares with bloomrs, with valkey-bloom's
 /// ranges: `CONFIG SET bf.bloom-capacity 1000` sets `bf-initial-size`, and reads it back. Each
 /// is registered with 0, outside valkey-bloom's range, as its default: what the server applies
