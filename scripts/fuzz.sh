@@ -17,7 +17,8 @@ python3 scripts/fuzz-seeds.py fuzz/corpus
 BLOOMRS_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test --release --lib write_fuzz_seeds -- --ignored --quiet
 for target in bloom_chunks cuckoo_chunks bloom_rdb cuckoo_rdb windowed sparse counting compact blocked args \
     model_chain model_sparse model_windowed model_counting model_compact model_compact_counting model_cuckoo \
-    model_blocked static_set model_static compact_windowed model_compact_windowed; do
+    model_blocked static_set model_static compact_windowed model_compact_windowed valkey_bloom \
+    model_valkey_bloom; do
     [ -f "fuzz/fuzz_targets/$target.rs" ] || continue
     mkdir -p "fuzz/corpus/$target"
     echo "== $target (${seconds}s)"

@@ -14,6 +14,7 @@ pub mod hash;
 pub mod rdb;
 pub mod sparse;
 pub mod syntax;
+pub mod valkey_bloom;
 pub mod windowed;
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ pub mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 30] = [
+const COMMANDS: [&str; 31] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -19,6 +19,7 @@ const COMMANDS: [&str; 30] = [
     "bf.retire",
     "bf.promote",
     "bf.freeze",
+    "bf.load",
     "bf.del",
     "bf.mdel",
     "cf.reserve",

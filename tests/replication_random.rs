@@ -175,6 +175,8 @@ const SETTINGS: &[(&str, &[&str])] = &[
     ("bf.cf-max-iterations", &["1", "5", "20"]),
     ("bf.cf-expansion-factor", &["0", "1", "2", "4"]),
     ("bf.cf-max-expansions", &["1", "2", "4", "32"]),
+    ("bf.bf-valkey-bloom", &["no", "no", "yes"]),
+    ("bf.bloom-use-random-seed", &["yes", "no"]),
 ];
 
 /// The primary: sparse filters, a tight `maxmemory`, a lower `bf.max-filter-bytes`, its own
@@ -616,6 +618,22 @@ impl Workload {
         }
         if r.chance(8) {
             args.push(b"STATIC".to_vec());
+        }
+        // valkey-bloom's own options: its grammar, and its filters.
+        if r.chance(10) {
+            let (word, values) = match r.below(3) {
+                0 => ("TIGHTENING", ["0.5", "0.9", "1"]),
+                1 => (
+                    "SEED",
+                    [
+                        "valkey-bloom-seed-of-32-bytes-xx",
+                        "sEED-of-32-bytes-valkey-bloom-yy",
+                        "short",
+                    ],
+                ),
+                _ => ("VALIDATESCALETO", ["1000", "0", "100000000000"]),
+            };
+            args.extend(words(&[word, r.pick(&values)]));
         }
         args.push(b"ITEMS".to_vec());
         args.extend(self.items(8));

@@ -248,6 +248,16 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
     for command in batches("BF.MADD", &feed, &items("feed", 0..3000)) {
         assert!(matches!(both.cluster.call(&command), Array(_)));
     }
+    // valkey-bloom's filter, made with its own options and grown to several filters.
+    let valkey_bloom = key("valkey-bloom");
+    let seed = "valkey-bloom-seed-of-32-bytes-xx";
+    let insert = ["BF.INSERT", &valkey_bloom, "CAPACITY", "500", "SEED", seed];
+    both.run(words(&insert));
+    both.run_all(batches(
+        "BF.MADD",
+        &valkey_bloom,
+        &items("valkey-bloom", 0..4000),
+    ));
     // Each key is the kind it should be; the chain and the cuckoo filter grew.
     let kinds = [
         (&chain, "MBbloom--"),
@@ -262,6 +272,7 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
         (&feed, "bloomrsWC"),
         (&builder, "bloomrsST"),
         (&frozen, "bloomrsST"),
+        (&valkey_bloom, "bloomfltr"),
     ];
     for (key, kind) in kinds {
         assert_eq!(
@@ -290,6 +301,7 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
             feed,
             builder,
             frozen,
+            valkey_bloom,
             key("created"),
         ],
         written: vec![chain, cuckoo, compact, key("created")],

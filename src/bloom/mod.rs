@@ -134,6 +134,8 @@ pub enum AddError {
     Frozen,
     /// A static set takes no items while `BF.FREEZE` builds its filter.
     Freezing,
+    /// A valkey-bloom object could not take the item (answered in its words).
+    ValkeyBloom(crate::valkey_bloom::GrowError),
 }
 
 impl From<LinkError> for CreateError {

@@ -43,6 +43,7 @@ mod multiset;
 mod ops;
 mod sparse;
 mod static_set;
+mod valkey_bloom;
 mod windowed;
 
 pub use chain::{BlockedKind, Plain};
@@ -55,6 +56,7 @@ pub use multiset::{item, Multiset};
 pub use ops::{Op, Ops, Pick};
 pub use sparse::SparseKind;
 pub use static_set::StaticKind;
+pub use valkey_bloom::ValkeyKind;
 pub use windowed::{CompactWindowedKind, WindowedKind};
 
 use crate::rdb::MemoryRdb;

@@ -6,6 +6,7 @@
 
 pub mod bf;
 pub mod cf;
+pub mod valkey_bloom;
 
 #[cfg(test)]
 mod tests;

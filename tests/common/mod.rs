@@ -11,6 +11,7 @@
 //! - `fixtures`: the RedisBloom fixtures and the memory usage recorded with them.
 //! - `state`: what a server holds, read back to compare (keys, INFO numbers, a Bloom key's
 //!   chunks and replies, membership), and adding items in batches.
+//! - `valkey_fixtures`: the values valkey-bloom wrote and the answers it gave.
 //! - `pair`: a primary and its replica under a long randomized run.
 //! - `clock`: a fault-injection server's clock, moved so that windows see days pass.
 //! - `cluster`: clusters on loopback (with replicas) and a client that follows redirections.
@@ -27,6 +28,7 @@ mod pair;
 mod rdb;
 mod server;
 mod state;
+mod valkey_fixtures;
 
 pub use client::*;
 pub use clock::*;
@@ -37,3 +39,4 @@ pub use pair::*;
 pub use rdb::*;
 pub use server::*;
 pub use state::*;
+pub use valkey_fixtures::*;

@@ -7,7 +7,7 @@ use crate::bloom::{format_g, AddError};
 use crate::budget::Budget;
 use crate::counting::DeleteError;
 use crate::module::ffi::{Args, Ctx, Slot};
-use crate::module::kinds::{self, Applied, BloomValue, Write};
+use crate::module::kinds::{self, Applied, BloomValue, ForeignInfo, InfoValue, Write};
 use crate::module::state::errors::*;
 use crate::module::state::settings;
 use crate::module::state::stats;
@@ -15,6 +15,7 @@ use crate::syntax::bf::{
     parse_bf_estimate, parse_bf_info_field, parse_bf_insert, parse_bf_loadchunk, parse_bf_reserve,
     parse_bf_scandump_iterator, BfInfoField, BloomOptions, DEFAULT_GROWTH,
 };
+use crate::syntax::valkey_bloom::parse_valkey_insert;
 use crate::syntax::ByteArgs;
 
 /// How a missing key is created by BF.ADD / BF.MADD / BF.INSERT without options: the
@@ -82,6 +83,14 @@ pub fn madd(ctx: Ctx, args: Args) -> CommandResult {
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CommandResult {
+    // valkey-bloom's own options (SEED, TIGHTENING, VALIDATESCALETO): its grammar and filter.
+    let dialect = kinds::valkey_bloom::insert_defaults();
+    if let Some(spec) = parse_valkey_insert(&args, dialect) {
+        let spec = spec?;
+        kinds::valkey_bloom::create_for_insert(ctx, args, &spec)?;
+        let reply = Reply::EachPropagatingItems;
+        return insert_items(ctx, args, spec.items_at, None, reply, c"bf.insert");
+    }
     let spec = parse_bf_insert(&args, default_options())?;
     let reply = Reply::EachPropagatingItems;
     insert_items(ctx, args, spec.items_at, spec.create, reply, c"bf.insert")
@@ -135,13 +144,14 @@ fn insert_items(
     if multi {
         ctx.reply_array_postponed();
     }
+    let integers = filter.answers_integers();
     let mut applied = Applied::of(args, first);
     let mut answer = |outcome: Result<bool, AddError>| {
         applied.record(outcome.is_ok());
         match outcome {
             Ok(added) => {
                 changed |= added;
-                ctx.reply_bool(added);
+                reply_answer(ctx, integers, added);
                 true
             }
             // A full non-scaling filter ends the batch; a failed scale-out does not.
@@ -286,17 +296,30 @@ fn check_items(ctx: Ctx, args: Args, multi: bool) -> CommandResult {
         _ => None,
     };
     if !multi {
-        ctx.reply_bool(filter.is_some_and(|filter| filter.contains_one(args.bytes(2))));
+        let found = filter.is_some_and(|filter| filter.contains_one(args.bytes(2)));
+        reply_answer(ctx, filter.is_some_and(|f| f.answers_integers()), found);
         return Ok(());
     }
     ctx.reply_array(args.len() - 2);
     match filter {
         Some(filter) => {
-            filter.contains_each(&mut args.items(2), &mut |found| ctx.reply_bool(found));
+            let integers = filter.answers_integers();
+            let answer = &mut |found| reply_answer(ctx, integers, found);
+            filter.contains_each(&mut args.items(2), answer);
         }
         None => args.items(2).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
+}
+
+/// An add's or a lookup's answer: RedisBloom's boolean, or an integer for a kind that answers
+/// so in RESP3 too.
+fn reply_answer(ctx: Ctx, integers: bool, answer: bool) {
+    if integers {
+        ctx.reply_int(i64::from(answer));
+    } else {
+        ctx.reply_bool(answer);
+    }
 }
 
 /// Opens a key that must hold a Bloom filter, for reading.
@@ -320,6 +343,9 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
         return Err(CommandError::Arity);
     }
     with_filter(ctx, args, |filter| {
+        if let Some(foreign) = filter.foreign_info() {
+            return foreign_info(ctx, args, foreign);
+        }
         let info = filter.info();
         let standard: [(Option<BfInfoField>, &CStr, Option<i64>); 5] = [
             (
@@ -396,6 +422,43 @@ pub fn estimate(ctx: Ctx, args: Args) -> CommandResult {
     ctx.reply_int(stats::saturating(size));
     ctx.reply_simple(c"Bits per item");
     ctx.reply_bulk(format_g(bits_per_item).as_bytes());
+    Ok(())
+}
+
+/// BF.INFO of a kind that answers in another module's words: every field as a flat array,
+/// or one field bare (that module's reply shapes, in RESP2 and RESP3 alike).
+fn foreign_info(ctx: Ctx, args: Args, foreign: ForeignInfo) -> CommandResult {
+    let reply_value = |value: InfoValue| match value {
+        InfoValue::Int(v) => ctx.reply_int(v),
+        InfoValue::Double(v) => ctx.reply_double(v),
+        InfoValue::Null => ctx.reply_null(),
+        InfoValue::Refused(_) => {}
+    };
+    let refused = |value: &InfoValue| match value {
+        InfoValue::Refused(text) => Some(*text),
+        _ => None,
+    };
+    if args.len() == 2 {
+        if let Some(text) = foreign.fields.iter().find_map(|(_, _, v)| refused(v)) {
+            return Err(CommandError::Reply(text));
+        }
+        ctx.reply_array(foreign.fields.len() * 2);
+        for (name, _, value) in foreign.fields {
+            ctx.reply_simple(name);
+            reply_value(value);
+        }
+        return Ok(());
+    }
+    let wanted = args.bytes(2);
+    let (_, _, value) = foreign
+        .fields
+        .into_iter()
+        .find(|(_, keyword, _)| keyword.as_bytes().eq_ignore_ascii_case(wanted))
+        .ok_or(CommandError::Reply(foreign.unknown_field))?;
+    if let Some(text) = refused(&value) {
+        return Err(CommandError::Reply(text));
+    }
+    reply_value(value);
     Ok(())
 }
 

@@ -224,6 +224,12 @@ impl Ctx {
         };
     }
 
+    /// A bulk string of the shortest form in RESP2, `,` in RESP3.
+    pub fn reply_double(&self, value: f64) {
+        element();
+        unsafe { api!(RedisModule_ReplyWithDouble)(self.raw, value) };
+    }
+
     /// `$-1` in RESP2, `_` in RESP3.
     pub fn reply_null(&self) {
         element();

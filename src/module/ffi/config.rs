@@ -211,6 +211,30 @@ type StringConfig = unsafe extern "C" fn(
     *mut c_void,
 ) -> c_int;
 
+type NumericConfig = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *const c_char,
+    c_longlong,
+    u32,
+    c_longlong,
+    c_longlong,
+    raw::RedisModuleConfigGetNumericFunc,
+    raw::RedisModuleConfigSetNumericFunc,
+    raw::RedisModuleConfigApplyFunc,
+    *mut c_void,
+) -> c_int;
+
+type BoolConfig = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *const c_char,
+    c_int,
+    u32,
+    raw::RedisModuleConfigGetBoolFunc,
+    raw::RedisModuleConfigSetBoolFunc,
+    raw::RedisModuleConfigApplyFunc,
+    *mut c_void,
+) -> c_int;
+
 /// The current value of an unprefixed configuration as its default text.
 fn default_text(u: &Unprefixed) -> String {
     match u.target {
@@ -340,9 +364,162 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     if status != raw::REDISMODULE_OK as c_int {
         return Err("cannot register the setting bf-blocked".into());
     }
+    register_valkey_flags(ctx, boolean)?;
+    register_valkey_aliases(ctx, numeric)?;
+    register_tightening(ctx, string)?;
     // SAFETY: called once during module load.
     if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
         return Err("invalid bloomrs settings in the configuration".into());
+    }
+    Ok(())
+}
+
+/// # Safety
+/// Called by Redis for an alias registered with its index in `settings::VALKEY_ALIASES`.
+unsafe extern "C" fn get_alias(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    let at = privdata as usize;
+    settings::VALKEY_ALIASES
+        .get(at)
+        .map_or(0, |(_, setting, _, _)| setting.get())
+}
+
+/// # Safety
+/// As `get_alias`; `err` is Redis's out-pointer for an error message.
+unsafe extern "C" fn set_alias(
+    _name: *const c_char,
+    value: c_longlong,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let Some((_, setting, min, max)) = settings::VALKEY_ALIASES.get(privdata as usize) else {
+        return set_error(err, "unknown setting");
+    };
+    match settings::alias_value(value, *min, *max) {
+        Ok(None) => raw::REDISMODULE_OK as c_int,
+        Ok(Some(value)) => match settings::check_cross(setting, value) {
+            Ok(()) => {
+                setting.set(value);
+                raw::REDISMODULE_OK as c_int
+            }
+            Err(reason) => set_error(err, reason),
+        },
+        Err(reason) => set_error(err, &reason),
+    }
+}
+
+/// The current `bloom-tightening-ratio` text, owned here (Redis borrows it on CONFIG GET).
+static TIGHTENING_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+
+/// # Safety
+/// Called by Redis for `bloom-tightening-ratio`.
+unsafe extern "C" fn get_tightening(
+    _name: *const c_char,
+    _privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
+    TIGHTENING_TEXT.load(Ordering::Relaxed)
+}
+
+/// # Safety
+/// Called by Redis with the new value and its out-pointer for an error message.
+unsafe extern "C" fn set_tightening(
+    _name: *const c_char,
+    value: *mut raw::RedisModuleString,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let text = string_bytes(value);
+    match settings::set_bloom_tightening(text) {
+        Ok(()) => {
+            show(&TIGHTENING_TEXT, text);
+            raw::REDISMODULE_OK as c_int
+        }
+        Err(reason) => set_error(err, reason),
+    }
+}
+
+/// valkey-bloom's `bloom-tightening-ratio`.
+fn register_tightening(ctx: RawCtx, string: StringConfig) -> Result<(), String> {
+    show(&TIGHTENING_TEXT, b"0.5");
+    // SAFETY: a static name and default; Redis copies the default and then calls
+    // `set_tightening` with it or the configured value.
+    let status = unsafe {
+        string(
+            ctx,
+            settings::BLOOM_TIGHTENING_NAME.as_ptr(),
+            c"0.5".as_ptr(),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            Some(get_tightening),
+            Some(set_tightening),
+            None,
+            null_mut(),
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err("cannot register the setting bloom-tightening-ratio".into());
+    }
+    Ok(())
+}
+
+/// valkey-bloom's names for the settings it shares with bloomrs (`settings::VALKEY_ALIASES`).
+fn register_valkey_aliases(ctx: RawCtx, numeric: NumericConfig) -> Result<(), String> {
+    for (at, (name, setting, _, max)) in settings::VALKEY_ALIASES.iter().enumerate() {
+        let flags = if setting.memory {
+            raw::REDISMODULE_CONFIG_MEMORY
+        } else {
+            raw::REDISMODULE_CONFIG_DEFAULT
+        };
+        // SAFETY: a static name and the alias's index as private data; Redis then calls
+        // `set_alias` with 0 (ignored) or the configured value.
+        let status = unsafe {
+            numeric(
+                ctx,
+                name.as_ptr(),
+                0,
+                flags,
+                0,
+                *max,
+                Some(get_alias),
+                Some(set_alias),
+                None,
+                at as *mut c_void,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(format!("cannot register the setting {name:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// `bf-valkey-bloom` and valkey-bloom's `bloom-use-random-seed`.
+fn register_valkey_flags(ctx: RawCtx, boolean: BoolConfig) -> Result<(), String> {
+    let flags = [
+        (settings::BF_VALKEY_BLOOM_NAME, &settings::BF_VALKEY_BLOOM),
+        (
+            settings::BLOOM_USE_RANDOM_SEED_NAME,
+            &settings::BLOOM_USE_RANDOM_SEED,
+        ),
+    ];
+    for (name, flag) in flags {
+        let privdata = (flag as *const AtomicBool).cast_mut().cast::<c_void>();
+        let default = c_int::from(flag.load(Ordering::Relaxed));
+        let config = raw::REDISMODULE_CONFIG_DEFAULT;
+        // SAFETY: a static name and a static flag as private data, valid for the module's life.
+        let status = unsafe {
+            boolean(
+                ctx,
+                name.as_ptr(),
+                default,
+                config,
+                Some(get_flag),
+                Some(set_flag),
+                None,
+                privdata,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(format!("cannot register the setting {name:?}"));
+        }
     }
     Ok(())
 }

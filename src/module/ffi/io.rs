@@ -104,6 +104,21 @@ pub fn emit_loadchunk(
     }
 }
 
+/// Emits `command key <bytes>` into an AOF rewrite.
+pub fn emit_blob(io: *mut raw::RedisModuleIO, command: &CStr, key: RawString, bytes: &[u8]) {
+    // SAFETY: `io` is the live AOF handle; format "sb" = Redis string, buffer+len.
+    unsafe {
+        api!(RedisModule_EmitAOF)(
+            io,
+            command.as_ptr(),
+            c"sb".as_ptr(),
+            key,
+            bytes.as_ptr().cast::<c_char>(),
+            bytes.len(),
+        );
+    }
+}
+
 /// The AOF rewrite's handle, as a type's `aof_rewrite` callback receives it.
 pub type AofIo = raw::RedisModuleIO;
 

@@ -35,6 +35,7 @@ mod counting;
 mod plain;
 pub mod sparse;
 pub mod static_set;
+pub mod valkey_bloom;
 pub mod windowed;
 pub mod write;
 
@@ -68,6 +69,25 @@ pub struct Info {
     pub expansion: Option<u32>,
     /// Fields only this kind has, after RedisBloom's (none for a plain filter).
     pub extra: Vec<(&'static CStr, i64)>,
+}
+
+/// A field of `BF.INFO` in another module's words.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InfoValue {
+    Int(i64),
+    Double(f64),
+    Null,
+    /// The field could not be computed; asking for it (or for every field) is refused.
+    Refused(&'static CStr),
+}
+
+/// `BF.INFO` as a kind answers it in another module's words (valkey-bloom's): its fields in
+/// order, each with the keyword that asks for it alone and its value. The whole reply is a
+/// flat array in RESP2 and RESP3 alike; one field is answered bare.
+pub struct ForeignInfo {
+    pub fields: Vec<(&'static CStr, &'static str, InfoValue)>,
+    /// The reply to a keyword no field has.
+    pub unknown_field: &'static CStr,
 }
 
 /// `BloomValue::add_each` for a kind that adds one item at a time: each outcome is answered
@@ -145,6 +165,18 @@ pub trait BloomValue {
     fn estimated_rate(&self) -> f64;
 
     fn info(&self) -> Info;
+
+    /// Whether adds and lookups answer integers in RESP3 too (valkey-bloom's), rather than
+    /// RedisBloom's booleans.
+    fn answers_integers(&self) -> bool {
+        false
+    }
+
+    /// `BF.INFO` in another module's words, for a kind that keeps that module's values (None:
+    /// RedisBloom's reply, from [`BloomValue::info`]).
+    fn foreign_info(&self) -> Option<ForeignInfo> {
+        None
+    }
 
     /// The lines of `BF.DEBUG` after the first (`size:<items>`).
     fn debug_lines(&self) -> Vec<String>;
@@ -269,7 +301,8 @@ impl<T: BloomKind> Replacement for T {
 
 /// Every Bloom kind. Kinds with a header magic come before the plain kind, which takes any
 /// header the others do not claim, and any options the others do not take.
-pub static KINDS: [Kind; 8] = [
+pub static KINDS: [Kind; 9] = [
+    kind::<crate::valkey_bloom::ValkeyBloom>(),
     kind::<crate::fuse::StaticFilter>(),
     kind::<crate::blocked::Blocked>(),
     kind::<crate::windowed::CompactWindowed>(),

@@ -7,7 +7,9 @@ use std::ffi::{CStr, CString};
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError};
 use crate::cuckoo::{CuckooError, InsertError};
 use crate::fuse::StageError;
+use crate::syntax::valkey_bloom::ValkeyArgError;
 use crate::syntax::{bf, cf};
+use crate::valkey_bloom::{GrowError, LoadBlobError, ScaleError};
 
 use super::admission::Bound;
 
@@ -56,6 +58,45 @@ impl Refusal for AddError {
             AddError::CannotGrow => BF_PROBLEM_INSERTING,
             AddError::Frozen => STATIC_FROZEN,
             AddError::Freezing => STATIC_FREEZING,
+            AddError::ValkeyBloom(e) => e.text(),
+        }
+    }
+}
+
+/// An add a valkey-bloom object refused, in valkey-bloom's words.
+impl Refusal for GrowError {
+    fn text(self) -> &'static CStr {
+        match self {
+            GrowError::Full => BF_FULL,
+            GrowError::TooManyFilters => VB_TOO_MANY_FILTERS,
+            GrowError::RateExhausted => VB_RATE_EXHAUSTED,
+            GrowError::CapacityOverflow => BAD_CAPACITY,
+            GrowError::OverLimit => VB_OVER_LIMIT,
+        }
+    }
+}
+
+/// A `BF.LOAD` blob refused, in valkey-bloom's words.
+impl Refusal for LoadBlobError {
+    fn text(self) -> &'static CStr {
+        match self {
+            LoadBlobError::Malformed(_) => VB_DECODE_FAILED,
+            LoadBlobError::UnsupportedVersion => VB_UNSUPPORTED_VERSION,
+            LoadBlobError::BadExpansion => BAD_EXPANSION,
+            LoadBlobError::RateRange => VB_RATE_RANGE,
+            LoadBlobError::TooManyFilters => VB_TOO_MANY_FILTERS,
+            LoadBlobError::TooLarge => VB_OVER_LIMIT,
+        }
+    }
+}
+
+/// A scale-out plan (`Max scaled capacity`) that failed, in valkey-bloom's words.
+impl Refusal for ScaleError {
+    fn text(self) -> &'static CStr {
+        match self {
+            ScaleError::RateExhausted => VB_SCALE_RATE_EXHAUSTED,
+            ScaleError::OverLimit => VB_SCALE_OVER_LIMIT,
+            ScaleError::CapacityOverflow => BAD_CAPACITY,
         }
     }
 }
@@ -174,6 +215,28 @@ impl From<bf::ArgError> for CommandError {
 }
 
 /// The reply to each CF.* argument error.
+/// valkey-bloom's refusals of its own `BF.INSERT`, in its words.
+impl From<ValkeyArgError> for CommandError {
+    fn from(e: ValkeyArgError) -> Self {
+        use ValkeyArgError as E;
+        let text = match e {
+            E::Arity => return CommandError::Arity,
+            E::BadErrorRate => BAD_ERROR_RATE,
+            E::ErrorRateRange => VB_RATE_RANGE,
+            E::BadTightening => VB_BAD_TIGHTENING,
+            E::TighteningRange => VB_TIGHTENING_RANGE,
+            E::BadCapacity => BAD_CAPACITY,
+            E::CapacityZero => CAPACITY_RANGE,
+            E::InvalidSeed => VB_INVALID_SEED,
+            E::BadExpansion => BAD_EXPANSION,
+            E::UnknownArgument => VB_UNKNOWN_ARGUMENT,
+            E::NonScalingWithScaleTo => VB_NONSCALING_SCALE_TO,
+            E::ScaleTo(e) => e.text(),
+        };
+        CommandError::Reply(text)
+    }
+}
+
 impl From<cf::ArgError> for CommandError {
     fn from(e: cf::ArgError) -> Self {
         let text = match e {
@@ -236,6 +299,25 @@ pub const BF_COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
 pub const BF_FULL: &CStr = c"ERR non scaling filter is full";
 pub const BF_PROBLEM_INSERTING: &CStr = c"ERR problem inserting into filter";
 pub const INSERT_UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
+// valkey-bloom's texts, for the keys that hold its values (`bloomfltr`).
+pub const VB_TOO_MANY_FILTERS: &CStr = c"ERR bloom object reached max number of filters";
+pub const VB_RATE_EXHAUSTED: &CStr = c"ERR false positive degrades to 0 on scale out";
+pub const VB_OVER_LIMIT: &CStr = c"ERR operation exceeds bloom object memory limit";
+pub const VB_DECODE_FAILED: &CStr = c"ERR bloom object decoding failed";
+pub const VB_UNSUPPORTED_VERSION: &CStr = c"ERR bloom object decoding failed. Unsupported version";
+pub const VB_RATE_RANGE: &CStr = c"ERR (0 < error rate range < 1)";
+pub const VB_KEY_EXISTS: &CStr = c"BUSYKEY Target key name already exists.";
+pub const VB_INVALID_INFO: &CStr = c"ERR invalid information value";
+pub const VB_BAD_TIGHTENING: &CStr = c"ERR bad tightening ratio";
+pub const VB_TIGHTENING_RANGE: &CStr = c"ERR (0 < tightening ratio range < 1)";
+pub const VB_INVALID_SEED: &CStr = c"ERR invalid seed";
+pub const VB_UNKNOWN_ARGUMENT: &CStr = c"ERR unknown argument received";
+pub const VB_NONSCALING_SCALE_TO: &CStr =
+    c"ERR cannot use NONSCALING and VALIDATESCALETO options together";
+pub const VB_SCALE_OVER_LIMIT: &CStr =
+    c"ERR provided VALIDATESCALETO causes bloom object to exceed memory limit";
+pub const VB_SCALE_RATE_EXHAUSTED: &CStr =
+    c"ERR provided VALIDATESCALETO causes false positive to degrade to 0";
 // Windowed Bloom filters (bloomrs's own; RedisBloom has no such options).
 pub const WINDOW_RANGE: &CStr = c"ERR WINDOW must be a whole number of seconds from 1 to 315360000";
 pub const GENERATIONS_RANGE: &CStr = c"ERR GENERATIONS must be an integer from 2 to 32";

@@ -331,6 +331,75 @@ pub fn bf_blocked() -> bool {
     BF_BLOCKED.load(Ordering::Relaxed)
 }
 
+/// New Bloom filters without bloomrs's own keywords are valkey-bloom filters (`bloomfltr`),
+/// which valkey-bloom reads back (off by default: RedisBloom's).
+pub static BF_VALKEY_BLOOM: AtomicBool = AtomicBool::new(false);
+pub const BF_VALKEY_BLOOM_NAME: &CStr = c"bf-valkey-bloom";
+
+pub fn bf_valkey_bloom() -> bool {
+    BF_VALKEY_BLOOM.load(Ordering::Relaxed)
+}
+
+/// valkey-bloom's `bloom-use-random-seed`: new valkey-bloom filters draw their seed (on, its
+/// default) or take its fixed seed.
+pub static BLOOM_USE_RANDOM_SEED: AtomicBool = AtomicBool::new(true);
+pub const BLOOM_USE_RANDOM_SEED_NAME: &CStr = c"bloom-use-random-seed";
+
+pub fn bloom_use_random_seed() -> bool {
+    BLOOM_USE_RANDOM_SEED.load(Ordering::Relaxed)
+}
+
+/// valkey-bloom's `bloom-tightening-ratio`: the tightening of new valkey-bloom filters (a
+/// string setting, as `bf-error-rate`).
+static BLOOM_TIGHTENING: AtomicU64 = AtomicU64::new(0x3fe0_0000_0000_0000); // 0.5
+pub const BLOOM_TIGHTENING_NAME: &CStr = c"bloom-tightening-ratio";
+
+pub fn bloom_tightening() -> f64 {
+    f64::from_bits(BLOOM_TIGHTENING.load(Ordering::Relaxed))
+}
+
+/// Sets `bloom-tightening-ratio` from its text: a number strictly between 0 and 1.
+pub fn set_bloom_tightening(text: &[u8]) -> Result<(), &'static str> {
+    let ratio: f64 = std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or("Invalid floating-point value")?;
+    if !(ratio > 0.0 && ratio < 1.0) {
+        return Err("ERR (0 < tightening ratio range < 1)");
+    }
+    BLOOM_TIGHTENING.store(ratio.to_bits(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// valkey-bloom's names for the numeric settings it shares with bloomrs, with valkey-bloom's
+/// ranges: `CONFIG SET bf.bloom-capacity 1000` sets `bf-initial-size`, and reads it back. Each
+/// is registered with 0, outside valkey-bloom's range, as its default: what the server applies
+/// at load when the configuration does not name it, which changes nothing.
+pub static VALKEY_ALIASES: [(&CStr, &Numeric, i64, i64); 3] = [
+    (c"bloom-capacity", &BF_INITIAL_SIZE, 1, i64::MAX),
+    (c"bloom-expansion", &BF_EXPANSION, 1, 10),
+    (
+        c"bloom-memory-usage-limit",
+        &MAX_FILTER_BYTES,
+        1024,
+        i64::MAX,
+    ),
+];
+
+/// An alias's value: None for the default the server applies at load (0, which changes
+/// nothing), else the value, or why it is refused.
+pub fn alias_value(value: i64, min: i64, max: i64) -> Result<Option<i64>, String> {
+    if value == 0 {
+        return Ok(None);
+    }
+    if value < min || value > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(Some(value))
+}
+
 pub fn bf_sparse_max_bytes() -> u64 {
     BF_SPARSE_MAX_BYTES.get().unsigned_abs()
 }
