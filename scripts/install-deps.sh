@@ -25,6 +25,8 @@
 #                 dpkg exists): dpkg-deb builds the package, dpkg-shlibdeps names its library
 #                 dependencies (Debian: dpkg-dev), lintian checks it.
 #   debootstrap   makes the Debian 13 and 14 roots the package tests install the package in.
+#   redis-py      a python3 that imports redis-py 4.3 or newer, which runs the docs' client
+#                 examples (tests/clients.rs). Debian: python3-redis, for /usr/bin/python3.
 #
 # Usage:
 #   scripts/install-deps.sh                 detect, install what is missing (root or sudo)
@@ -161,6 +163,25 @@ probe_binary() {
     echo "present: $name $version"
 }
 
+# probe_redis_py: a python3 (the one on PATH, or Debian's /usr/bin/python3, where
+# python3-redis installs) imports redis-py 4.3 or newer: what tests/clients.rs runs the docs'
+# client examples with.
+probe_redis_py() {
+    local python version found=""
+    for python in python3 /usr/bin/python3; do
+        version="$("$python" -c 'import redis; print(redis.__version__)' 2>/dev/null)" || continue
+        case "$version" in
+            [0-3].* | 4.[0-2].*) found="redis-py $version is older than 4.3 ($python)" ;;
+            *)
+                echo "present: redis-py $version ($python)"
+                return 0
+                ;;
+        esac
+    done
+    echo "missing: ${found:-no python3 imports redis (redis-py)}"
+    return 1
+}
+
 probe() {
     case "$1" in
         libclang) probe_libclang ;;
@@ -175,6 +196,7 @@ probe() {
         dpkg-shlibdeps) probe_binary dpkg-shlibdeps "Debian dpkg-shlibdeps" 1 ;;
         lintian) probe_binary lintian "Lintian" 2 ;;
         debootstrap) probe_debootstrap ;;
+        redis-py) probe_redis_py ;;
         *)
             echo "unknown dependency: $1" >&2
             return 2
@@ -195,6 +217,7 @@ package_of() {
         lintian) echo lintian ;;
         build-tools) echo build-essential pkg-config ;;
         debootstrap) echo debootstrap ;;
+        redis-py) echo python3-redis ;;
     esac
 }
 
@@ -473,7 +496,7 @@ main() {
         return 1
     fi
 
-    local deps=(libclang redis-cli)
+    local deps=(libclang redis-cli redis-py)
     local built=() servers name
     servers="${SERVER:-all}"
     for name in ${servers//,/ }; do

@@ -35,7 +35,7 @@ def main(port):
         check(key, r.execute_command("BF.RESERVE", key, 0.01, 1000, *words), True)
         check(key + " add", r.bf().add(key, "a"), 1)
         check(key + " exists", r.bf().exists(key, "a"), 1)
-        check(key + " card", r.bf().card(key), 1)
+        check(key + " card", r.execute_command("BF.CARD", key), 1)
     # Deletes, where the kind has them.
     check("del", r.execute_command("BF.DEL", "counting", "a"), 1)
     check("mdel", r.execute_command("BF.MDEL", "compact_counting", "a", "b"), [1, 0])
