@@ -392,17 +392,23 @@ fn a_freeze_holds_its_steps_while_clients_are_paused() {
     }
 }
 
-/// A freeze with steps left when a `FAILOVER` starts, its replica lagging: the primary holds
-/// writes back until the replica catches up and no step runs meanwhile; then the roles
-/// change, the freeze stops, and the former primary follows the new one's bytes.
-#[test]
-fn a_freeze_holds_its_steps_through_a_failover_then_stops() {
-    let mut p = Server::with_module(fault_module());
-    let r = Server::replica_of(&p, fault_module(), &[]);
+/// A primary and its replica, the primary's freeze of `k` held after 3 steps of the table,
+/// then the replica stopped (`SIGSTOP`) and a write it has not seen (`last`): what a
+/// `FAILOVER` or a `SHUTDOWN` then waits for. Returns the primary's client, the replica's
+/// and the freeze's, the stage's line, and the items.
+struct Lagging {
+    c: Client,
+    rc: Client,
+    f: Client,
+    line: String,
+    items: Vec<String>,
+}
+
+fn freeze_with_a_lagging_replica(p: &Server, r: &Server) -> Lagging {
     let mut c = p.client();
     let mut rc = r.client();
     wait_replica_linked(&mut rc);
-    let items = ids("f", 100_000);
+    let items = ids("l", 100_000);
     builder(&mut c, "k", &items);
     hold_after(&mut c, 3);
     let mut f = p.client();
@@ -411,6 +417,29 @@ fn a_freeze_holds_its_steps_through_a_failover_then_stops() {
     wait_replica_synced(&mut c, &mut rc);
     r.signal("STOP");
     assert_eq!(call!(c, "SET", "last", "1"), ok());
+    Lagging {
+        c,
+        rc,
+        f,
+        line,
+        items,
+    }
+}
+
+/// A freeze with steps left when a `FAILOVER` starts, its replica lagging: the primary holds
+/// writes back until the replica catches up and no step runs meanwhile; then the roles
+/// change, the freeze stops, and the former primary follows the new one's bytes.
+#[test]
+fn a_freeze_holds_its_steps_through_a_failover_then_stops() {
+    let mut p = Server::with_module(fault_module());
+    let r = Server::replica_of(&p, fault_module(), &[]);
+    let Lagging {
+        mut c,
+        mut rc,
+        mut f,
+        line,
+        ..
+    } = freeze_with_a_lagging_replica(&p, &r);
     assert_eq!(call!(c, "FAILOVER"), ok());
     hold_after(&mut c, -1);
     std::thread::sleep(Duration::from_millis(300));
@@ -432,18 +461,14 @@ fn a_freeze_holds_its_steps_through_a_failover_then_stops() {
 fn a_shutdown_mid_freeze_saves_what_it_acknowledged() {
     let mut p = Server::with_module(fault_module());
     let r = Server::replica_of(&p, fault_module(), &[]);
-    let mut c = p.client();
-    let mut rc = r.client();
-    wait_replica_linked(&mut rc);
-    let items = ids("s", 100_000);
-    builder(&mut c, "k", &items);
-    hold_after(&mut c, 3);
-    let mut f = p.client();
-    f.send(&["BF.FREEZE", "k"]);
-    let line = wait_stage(&mut c, "k", 3);
-    wait_replica_synced(&mut c, &mut rc);
-    r.signal("STOP");
-    assert_eq!(call!(c, "SET", "last", "1"), ok());
+    // The freeze's client stays connected: the shutdown finds its freeze in flight.
+    let Lagging {
+        mut c,
+        f: _freezing,
+        line,
+        items,
+        ..
+    } = freeze_with_a_lagging_replica(&p, &r);
     let mut s = p.client();
     s.send(&["SHUTDOWN", "SAVE"]);
     std::thread::sleep(Duration::from_millis(200));
