@@ -52,7 +52,7 @@ fn fill(c: &mut Client, key: &str, n: usize) {
 fn every_bloom_kind_estimates_its_rate_from_its_fill() {
     let s = Server::start();
     let mut c = s.client();
-    let kinds: [(&str, &[&str], usize); 7] = [
+    let kinds: [(&str, &[&str], usize); 8] = [
         ("exact", &["0.01", "5000", "NONSCALING"], 5000),
         ("chain", &["0.01", "500", "EXPANSION", "2"], 5000),
         ("counting", &["0.01", "5000", "COUNTING"], 5000),
@@ -64,6 +64,11 @@ fn every_bloom_kind_estimates_its_rate_from_its_fill() {
             20000,
         ),
         ("windowed", &["0.01", "2000", "WINDOW", "3600"], 6000),
+        (
+            "compact_windowed",
+            &["0.01", "100", "COMPACT", "WINDOW", "3600"],
+            20000,
+        ),
     ];
     for (key, options, n) in kinds {
         let mut args = vec!["BF.RESERVE", key];
@@ -74,6 +79,11 @@ fn every_bloom_kind_estimates_its_rate_from_its_fill() {
         let estimate = assert_agrees(&mut c, key);
         assert!(estimate > 0.0005, "{key}: {estimate}");
     }
+    // valkey-bloom's filters too (its own BF.INFO fields otherwise), scaled to five filters.
+    assert_eq!(call!(c, "CONFIG", "SET", "bf.bf-valkey-bloom", "yes"), ok());
+    fill(&mut c, "valkey", 3000);
+    assert_eq!(call!(c, "BF.INFO", "valkey", "FILTERS"), Int(5));
+    assert!(assert_agrees(&mut c, "valkey") > 0.0005);
     // A one-link filter at its capacity sits at its rate.
     let exact = rate(&mut c, "exact");
     assert!((0.007..=0.011).contains(&exact), "{exact}");

@@ -343,7 +343,8 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
         return Err(CommandError::Arity);
     }
     with_filter(ctx, args, |filter| {
-        if let Some(foreign) = filter.foreign_info() {
+        let rate_asked = args.len() == 3 && args.bytes(2).eq_ignore_ascii_case(b"RATE");
+        if let Some(foreign) = filter.foreign_info().filter(|_| !rate_asked) {
             return foreign_info(ctx, args, foreign);
         }
         let info = filter.info();
