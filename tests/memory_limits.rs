@@ -3,17 +3,18 @@
 //! RESTORE and COPY — and a refusal changes nothing. Loading at start-up and what a primary
 //! sends are never refused on that ground.
 //!
-//! "Changes nothing" is checked on `used_memory`: it may move by at most `NOISE` (256 KiB:
+//! "Changes nothing" is checked on `used_memory`: it may grow by at most `NOISE` (256 KiB:
 //! client buffers and the server's own bookkeeping, such as its error statistics, move it by
 //! tens of KiB), while every refused allocation here is 13 MB or more. A refused command is
 //! sent on its own connection, closed before measuring, so its query buffer (a RESTORE
-//! payload is megabytes) is not counted.
+//! payload is megabytes) is not counted. It may shrink meanwhile (seen on Valkey 8.1 on a
+//! loaded machine: 282 KB less across a refused header), which no refusal can cause.
 pub mod common;
 
 use common::*;
 use std::time::{Duration, Instant};
 
-/// How far `used_memory` may move across a refused command.
+/// How far `used_memory` may grow across a refused command.
 const NOISE: i64 = 256 * 1024;
 
 /// Deviation D1: RedisBloom's text, then the limit that was met.
@@ -28,7 +29,7 @@ fn used_memory(c: &mut Client) -> i64 {
     info_int(c, "memory", "used_memory")
 }
 
-/// Runs `command`, expects `reply`, and checks that memory use did not move and the key was
+/// Runs `command`, expects `reply`, and checks that memory use did not grow and the key was
 /// not created.
 fn refused(c: &mut Client, command: &[&[u8]], reply: &str, key: &str) {
     let before = used_memory(c);
@@ -45,8 +46,8 @@ fn refused(c: &mut Client, command: &[&[u8]], reply: &str, key: &str) {
     });
     let after = used_memory(c);
     assert!(
-        (after - before).abs() <= NOISE,
-        "{:?} moved used_memory from {before} to {after}",
+        after - before <= NOISE,
+        "{:?} grew used_memory from {before} to {after}",
         command_text(command)
     );
     assert_eq!(call!(c, "EXISTS", key), Int(0));
@@ -74,12 +75,12 @@ fn delete(c: &mut Client, keys: &[&str]) {
     });
 }
 
-/// Checks that `used_memory` is within `NOISE` of `before`.
+/// Checks that `used_memory` grew by at most `NOISE` since `before`.
 fn assert_quiet(c: &mut Client, before: i64) {
     let after = used_memory(c);
     assert!(
-        (after - before).abs() <= NOISE,
-        "used_memory moved from {before} to {after}"
+        after - before <= NOISE,
+        "used_memory grew from {before} to {after}"
     );
 }
 
@@ -493,7 +494,7 @@ fn a_promotion_fits_maxmemory_beside_the_sparse_form() {
         call!(c, "BF.PROMOTE", "big"),
         too_large_for_maxmemory(tight as u64)
     );
-    assert!((used_memory(&mut c) - before).abs() <= NOISE);
+    assert!(used_memory(&mut c) - before <= NOISE);
     assert_eq!(call!(c, "TYPE", "big"), Simple("bloomrsSP".into()));
     let roomy = used + dense_bytes + sparse_bytes;
     assert_eq!(
