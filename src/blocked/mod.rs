@@ -177,6 +177,17 @@ impl Blocked {
     /// The `Size` a new filter for `capacity` items at `error` reports (`BF.ESTIMATE`): its
     /// first link, sized as [`Blocked::new`] sizes it.
     pub fn size_for(capacity: u64, error: f64, scaling: bool) -> Result<u64, CreateError> {
+        Self::first_link(capacity, error, scaling).map(|(_, size)| size)
+    }
+
+    /// The first link's shape and the `Size` of a filter of that one link. A scaling filter's
+    /// first link gets half the requested error rate, as RedisBloom's does, so the whole chain
+    /// stays within it; a non-scaling one gets all of it.
+    fn first_link(
+        capacity: u64,
+        error: f64,
+        scaling: bool,
+    ) -> Result<(BlockShape, u64), CreateError> {
         if !(error > 0.0 && error < 1.0) {
             return Err(CreateError::Invalid);
         }
@@ -186,12 +197,11 @@ impl Blocked {
             error
         };
         let shape = BlockShape::new(capacity, link_error)?;
-        reported_size::<BlockLink>(1, shape.bytes()).ok_or(CreateError::TooLarge)
+        let size = reported_size::<BlockLink>(1, shape.bytes()).ok_or(CreateError::TooLarge)?;
+        Ok((shape, size))
     }
 
-    /// A new empty filter. A scaling filter's first link gets half the requested error rate,
-    /// as RedisBloom's does, so the whole chain stays within it; a non-scaling one gets all
-    /// of it.
+    /// A new empty filter of one link ([`Blocked::first_link`]).
     pub fn new(
         capacity: u64,
         error: f64,
@@ -199,16 +209,11 @@ impl Blocked {
         scaling: bool,
         max_bytes: u64,
     ) -> Result<Self, CreateError> {
-        if growth < 1 || !(error > 0.0 && error < 1.0) {
+        if growth < 1 {
             return Err(CreateError::Invalid);
         }
-        let link_error = if scaling {
-            error * ERROR_TIGHTENING
-        } else {
-            error
-        };
-        let shape = BlockShape::new(capacity, link_error)?;
-        if reported_size::<BlockLink>(1, shape.bytes()).is_none_or(|size| size > max_bytes) {
+        let (shape, size) = Self::first_link(capacity, error, scaling)?;
+        if size > max_bytes {
             return Err(CreateError::TooLarge);
         }
         let options = if scaling { 0 } else { OPT_NO_SCALING };
