@@ -45,6 +45,18 @@ pub use codec::{DOUBLING_ENCODING, MAGIC};
 pub use filter::{Block, CompactFilter, CONVERT_SLOTS, ENCODING_VERSION};
 pub use table::table_bytes;
 
+/// The bytes a compact filter at `error` (`deletable`: with `COUNTING`) reports once it holds
+/// `items` distinct items (`BF.ESTIMATE`; `bytes()` of the filter grown to them, within a
+/// few percent).
+pub fn size_for(items: u64, error: f64, deletable: bool) -> Result<u64, CreateError> {
+    if !(MIN_ERROR..1.0).contains(&error) {
+        return Err(CreateError::Invalid);
+    }
+    let held = segments::bytes_for(items, error, deletable).ok_or(CreateError::TooLarge)?;
+    let own = segments::size_class(std::mem::size_of::<CompactFilter>() as u64);
+    Ok(own + held - segments::OVERHEAD)
+}
+
 use crate::bloom::{AddError, CreateError, ItemHash};
 use crate::budget::Budget;
 use counters::Element;

@@ -61,6 +61,11 @@ impl Generation for CompactFilter {
         CompactFilter::new(params.generation_error(), false, secret, room)
     }
 
+    fn size_for(params: &WindowParams) -> Result<u64, CreateError> {
+        let (items, error) = (params.generation_capacity(), params.generation_error());
+        crate::compact::size_for(items, error, false)
+    }
+
     #[inline]
     fn contains_hash(&self, hash: ItemHash) -> bool {
         self.segments().is_some_and(|f| f.contains_hash(hash))

@@ -39,6 +39,9 @@ pub trait Generation: Clone + PartialEq + std::fmt::Debug + Sized {
 
     /// A new empty generation of the window, within `room` bytes.
     fn build(params: &WindowParams, secret: u64, room: u64) -> Result<Self, CreateError>;
+    /// The bytes a generation reports once it holds its share of the window's capacity
+    /// (`BF.ESTIMATE`).
+    fn size_for(params: &WindowParams) -> Result<u64, CreateError>;
 
     fn contains_hash(&self, hash: ItemHash) -> bool;
     fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError>;
@@ -121,6 +124,15 @@ impl Generation for Chain {
             params.growth,
             params.scaling,
             room,
+        )
+    }
+
+    fn size_for(params: &WindowParams) -> Result<u64, CreateError> {
+        // Its first link takes the generation's share before the chain grows.
+        Chain::<crate::bloom::Link>::size_for(
+            params.generation_capacity(),
+            params.generation_error(),
+            params.scaling,
         )
     }
 

@@ -143,6 +143,15 @@ impl<G: Generation> Window<G> {
         }
     }
 
+    /// The bytes a window of `params` reports in a steady feed of its capacity: each of its
+    /// generations holding its share (`BF.ESTIMATE`), as at the end of every slot.
+    pub fn size_for(params: WindowParams) -> Result<u64, CreateError> {
+        params.check().map_err(|_| CreateError::Invalid)?;
+        G::check_params(&params).map_err(|_| CreateError::Invalid)?;
+        let one = G::size_for(&params)?.saturating_add(G::GENERATION_OVERHEAD);
+        Ok(G::window_overhead().saturating_add(one.saturating_mul(u64::from(params.generations))))
+    }
+
     /// The slot `now_ms` falls in, never before the filter's own clock.
     pub fn slot_at(&self, now_ms: u64) -> u64 {
         slot_at(&self.params, now_ms).max(self.slot)

@@ -72,6 +72,19 @@ impl Directory {
         self.chunks.get_mut(chunk)?.get_mut(at)
     }
 
+    /// Bytes a directory of `len` segments takes, grown by `push` (`bytes` of it, without
+    /// building it).
+    pub fn bytes_for(len: u64) -> u64 {
+        if len <= 1 {
+            return 0;
+        }
+        let chunks = (len - 1).div_ceil(CHUNK);
+        let last = (len - 1) - (chunks - 1) * CHUNK;
+        list_bytes(chunks as usize)
+            + (chunks - 1) * chunk_bytes(CHUNK as usize)
+            + chunk_bytes(last as usize)
+    }
+
     /// Bytes the next `push` allocates besides its segment (one slot more, in its chunk's
     /// size class; a new chunk and a longer list of chunks every `CHUNK` segments).
     pub fn push_bytes(&self) -> u64 {

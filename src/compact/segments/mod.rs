@@ -28,12 +28,14 @@
 mod codec;
 mod convert;
 mod directory;
+mod estimate;
 mod loader;
 mod placement;
 mod segment;
 mod voids;
 
 pub use codec::{header_version, load, Arrival, Loaded, HEADER_LEN, SEGMENTS_HEADER};
+pub use estimate::bytes_for;
 pub use loader::Fields;
 pub use placement::bits as placement_bits;
 #[cfg(test)]

@@ -416,7 +416,7 @@ pub fn info(ctx: Ctx, args: Args) -> CommandResult {
 /// kind holding `capacity` items would report, and its bits per item; creates nothing.
 pub fn estimate(ctx: Ctx, args: Args) -> CommandResult {
     let options = parse_bf_estimate(&args)?;
-    let size = kinds::estimated_size(&options)?.ok_or(ESTIMATE_NOT_SIZED)?;
+    let size = kinds::estimated_size(&options)?;
     let bits_per_item = size as f64 * 8.0 / options.capacity as f64;
     ctx.reply_map(2);
     ctx.reply_simple(c"Size");

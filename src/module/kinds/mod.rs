@@ -105,14 +105,16 @@ pub fn add_one_by_one(
 }
 
 /// The `Size` a new filter of `options` holding `options.capacity` items would report
-/// (`BF.ESTIMATE`), worked out from the same sizing its creation uses; `None` for the kinds
-/// whose size follows the items themselves (compact, windowed).
-pub fn estimated_size(options: &BloomOptions) -> Result<Option<u64>, CreateError> {
+/// (`BF.ESTIMATE`), worked out from the same sizing its creation uses: a window's in a
+/// steady feed of its capacity, each generation holding its share.
+pub fn estimated_size(options: &BloomOptions) -> Result<u64, CreateError> {
     let o = options;
-    if o.compact || o.window.is_some() {
-        return Ok(None);
+    if let Some(size) = windowed::estimated_size(o)? {
+        return Ok(size);
     }
-    let size = if o.static_set {
+    let size = if o.compact {
+        crate::compact::size_for(o.capacity, o.error, o.counting)?
+    } else if o.static_set {
         crate::fuse::StaticFilter::size_for(o.capacity, o.error)?
     } else if o.blocked {
         crate::blocked::Blocked::size_for(o.capacity, o.error, o.scaling)?
@@ -121,7 +123,7 @@ pub fn estimated_size(options: &BloomOptions) -> Result<Option<u64>, CreateError
     } else {
         Chain::<Link>::size_for(o.capacity, o.error, o.scaling)?
     };
-    Ok(Some(size))
+    Ok(size)
 }
 
 /// A Bloom-family value: the operations the `BF.*` commands need.

@@ -27,7 +27,7 @@ use crate::module::ffi::{clock, Args, Ctx, Key, Slot};
 use crate::module::state::errors::*;
 use crate::module::state::stats::{self, Measure, Measured, Totals};
 use crate::module::types::{callbacks, filter_value};
-use crate::syntax::bf::BloomOptions;
+use crate::syntax::bf::{BloomOptions, WindowSpec};
 use crate::syntax::Argv;
 use crate::windowed::{
     CompactWindowed, Generation, Window, WindowParams, Windowed, COMPACT_ENCODING_VERSION,
@@ -52,6 +52,32 @@ pub static COMPACT_WINDOWED_TYPE: RedisType = RedisType::new(
 /// The placement secret of a compact window created by a replayed command (none propagates
 /// one: the primary announces its windows by `BF.LOADCHUNK`, secret included).
 const REPLAYED_SECRET: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// What a window of generation kind `G` is asked to hold, from the creation options.
+fn window_params<G: WindowKind>(options: &BloomOptions, window: WindowSpec) -> WindowParams {
+    WindowParams {
+        window_ms: window.seconds.saturating_mul(1000),
+        generations: window.generations,
+        capacity: options.capacity,
+        error: options.error,
+        // A compact filter doubles its segments, whatever EXPANSION says.
+        growth: if G::KEYED { 2 } else { options.growth },
+        scaling: options.scaling,
+    }
+}
+
+/// The `Size` the window the options ask for reports in a steady feed of its capacity
+/// (`BF.ESTIMATE`); `None` without a window.
+pub fn estimated_size(options: &BloomOptions) -> Result<Option<u64>, CreateError> {
+    fn size<G: WindowKind>(o: &BloomOptions, w: WindowSpec) -> Result<Option<u64>, CreateError> {
+        Window::<G>::size_for(window_params::<G>(o, w)).map(Some)
+    }
+    match options.window {
+        None => Ok(None),
+        Some(w) if CompactFilter::takes(options) => size::<CompactFilter>(options, w),
+        Some(w) => size::<Chain>(options, w),
+    }
+}
 
 /// What the module needs of a generation kind besides the core's [`Generation`].
 pub trait WindowKind: Generation + 'static {
@@ -254,15 +280,7 @@ where
         let Some(window) = options.window.filter(|_| G::takes(options)) else {
             return Ok(None);
         };
-        let params = WindowParams {
-            window_ms: window.seconds.saturating_mul(1000),
-            generations: window.generations,
-            capacity: options.capacity,
-            error: options.error,
-            // A compact filter doubles its segments, whatever EXPANSION says.
-            growth: if G::KEYED { 2 } else { options.growth },
-            scaling: options.scaling,
-        };
+        let params = window_params::<G>(options, window);
         let secret = match (G::KEYED, write.replayed()) {
             (false, _) => 0,
             (true, true) => REPLAYED_SECRET,

@@ -339,7 +339,6 @@ pub const CHUNK_TOO_BIG: &CStr = c"ERR invalid chunk - Too big for current filte
 // Counting Bloom filters (deviation D12): our own wording.
 pub const NOT_COUNTING: &CStr =
     c"ERR not a counting filter: only filters created with COUNTING can delete items";
-pub const ESTIMATE_NOT_SIZED: &CStr = c"ERR BF.ESTIMATE sizes RedisBloom's filters and COUNTING, BLOCKED and STATIC ones; a COMPACT or WINDOW filter's size follows the items it holds (fill one and ask BF.INFO key SIZE)";
 pub const COUNTING_WITH_WINDOW: &CStr = c"ERR COUNTING and WINDOW cannot be combined";
 pub const COMPACT_NONSCALING: &CStr = c"ERR COMPACT filters grow: NONSCALING cannot be combined";
 pub const COMPACT_WINDOW_ERROR_RATE: &CStr =
