@@ -262,6 +262,8 @@ where
             // A compact filter doubles its segments, whatever EXPANSION says.
             growth: if G::KEYED { 2 } else { options.growth },
             scaling: options.scaling,
+            // New values take the kind's own probing; values loaded keep theirs.
+            spread: G::SPREADS,
         };
         let secret = match (G::KEYED, write.replayed()) {
             (false, _) => 0,
