@@ -286,6 +286,39 @@ mod tests {
     }
 
     #[test]
+    fn spread_positions_stay_inside_the_link_and_spread_over_it() {
+        let mut next = xorshift(0x5eed_5bed);
+        for d in [1u64, 64, 384, 768, 1 << 14, 4_800_000_000, u64::MAX] {
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..200 {
+                let hash = ItemHash {
+                    a: next(),
+                    b: next(),
+                };
+                let positions: Vec<u64> = Spread::new(hash, d, 10).collect();
+                assert_eq!(positions.len(), 10);
+                assert!(positions.iter().all(|p| *p < d), "{d}");
+                seen.extend(positions);
+            }
+            // 2,000 positions over 384 bits leave few of them unread.
+            if d == 384 {
+                assert!(seen.len() > 370, "{}", seen.len());
+            }
+        }
+        // A step sharing every power of two with the link's bits still probes ten places.
+        let hash = ItemHash { a: 7, b: 384 << 20 };
+        let distinct: std::collections::HashSet<u64> = Spread::new(hash, 384, 10).collect();
+        assert!(distinct.len() >= 9, "{distinct:?}");
+        assert_eq!(
+            Modulus::new(384)
+                .probes(hash, 10)
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
     fn probes_stop_after_the_hash_count() {
         let probes = Modulus::new(1152).probes(ItemHash { a: 1, b: 2 }, 3);
         assert_eq!(probes.count(), 3);

@@ -352,4 +352,6 @@ fn slot_start(params: &WindowParams, slot: u64) -> u64 {
 #[cfg(test)]
 mod compact_tests;
 #[cfg(test)]
+mod rate_tests;
+#[cfg(test)]
 mod tests;
