@@ -156,3 +156,17 @@ fn the_window_flag_and_its_generations_agree_or_are_refused() {
     // A compact window has no spread probes to ask for.
     assert!(CompactWindowed::new(params(true), SECRET, NO_LIMIT).is_err());
 }
+
+#[test]
+fn spread_probes_take_the_memory_of_redisbloom_probes() {
+    // The same sizing: the same bytes for the same feed, at every size.
+    for per_batch in [1, 10, 100, 1_000] {
+        let mut spread = Windowed::new(params(true), 0, NO_LIMIT).unwrap();
+        let mut redisbloom = Windowed::new(params(false), 0, NO_LIMIT).unwrap();
+        feed(&mut spread, per_batch, 100);
+        feed(&mut redisbloom, per_batch, 100);
+        let (new, old) = (spread.reported_bytes(), redisbloom.reported_bytes());
+        eprintln!("{per_batch} items per 0.1 s: {new} bytes, {old} with RedisBloom's probes");
+        assert_eq!(new, old, "{per_batch}");
+    }
+}
