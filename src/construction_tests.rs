@@ -174,6 +174,7 @@ fn every_windowed_filter_a_constructor_accepts_loads() {
             error: error(rng),
             growth: growth(rng),
             scaling: rng.below(2) == 0,
+            spread: rng.below(2) == 0,
         };
         (
             format!("Windowed::new({params:?})"),

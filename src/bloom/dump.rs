@@ -4,7 +4,7 @@
 //! bit arrays.
 
 use super::cells::Cells;
-use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
+use super::link::{validate_shape, Link, LinkShape};
 use super::Chain;
 
 /// Largest chunk SCANDUMP returns and AOF rewrite emits.
@@ -121,6 +121,15 @@ impl<C: Cells> Chain<Link<C>> {
 
     /// An empty chain of `C` cells shaped as a header describes, through its checks.
     pub fn decode_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
+        Self::decode_header_with(header, max_bytes, super::OPT_ALL)
+    }
+
+    /// `decode_header` for a kind whose chains may carry these option bits.
+    pub fn decode_header_with(
+        header: &[u8],
+        max_bytes: u64,
+        known_options: u32,
+    ) -> Result<Self, HeaderError> {
         let mut reader = Reader { bytes: header };
         if header.len() < HEADER_FIXED {
             return Err(HeaderError::BadData);
@@ -167,16 +176,15 @@ impl<C: Cells> Chain<Link<C>> {
         if reported.is_none_or(|r| r > max_bytes) {
             return Err(HeaderError::TooLarge);
         }
-        let force64 = options & OPT_FORCE64 != 0;
         let mut links = Vec::with_capacity(shapes.len());
         for (shape, link_size) in shapes {
-            let mut link = Link::allocate(&shape, force64).map_err(|_| HeaderError::TooLarge)?;
+            let mut link = Link::allocate(&shape, options).map_err(|_| HeaderError::TooLarge)?;
             link.size = link_size;
             links.push(link);
         }
         let chain = Chain::from_links(size, options, growth, links);
         chain
-            .validate(max_bytes)
+            .validate_with(max_bytes, known_options)
             .map_err(|_| HeaderError::BadData)?;
         Ok(chain)
     }

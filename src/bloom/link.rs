@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use super::cells::{Bits, Cells};
 use super::growth::{ChainLink, SetLink};
-use super::probe::{Modulus, Probes};
+use super::probe::{Modulus, Positions, Probes, Spread};
 use super::{ItemHash, ERROR_TIGHTENING};
 
 /// ln(2), with the digits RedisBloom uses: the hash count is `ceil(LN2 * bpe)`, and the last
@@ -58,7 +58,12 @@ pub const OPT_NOROUND: u32 = 1;
 pub const OPT_ENTS_IS_BITS: u32 = 2;
 pub const OPT_FORCE64: u32 = 4;
 pub const OPT_NO_SCALING: u32 = 8;
+/// RedisBloom's option bits: every other bit is refused in its values.
 pub const OPT_ALL: u32 = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
+/// Links probe by [`Spread`](super::probe::Spread) rather than RedisBloom's double hashing:
+/// set in our own kinds' chains only (a windowed generation's), which accept it beside
+/// [`OPT_ALL`].
+pub const OPT_SPREAD: u32 = 16;
 
 /// Why a link could not be built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +89,8 @@ pub struct Link<C: Cells = Bits> {
     /// Items added to this link.
     pub size: u64,
     pub force64: bool,
+    /// Probes by [`Spread`] (the chain's `OPT_SPREAD`), else as RedisBloom's links.
+    pub spread: bool,
     pub array: Box<[u8]>,
     /// Reduces probe hashes modulo `bits` (or 2^n2); derived from them.
     modulus: Modulus,
@@ -213,15 +220,17 @@ impl<C: Cells> Link<C> {
         combined_rate(links.into_iter().map(Link::estimated_rate))
     }
 
-    /// Allocates the zeroed array of a shape whose size the caller has checked.
-    pub fn allocate(shape: &LinkShape, force64: bool) -> Result<Self, LinkError> {
+    /// Allocates the zeroed array of a shape whose size the caller has checked, for a chain
+    /// of these `options` (which say how the link hashes and probes).
+    pub fn allocate(shape: &LinkShape, options: u32) -> Result<Self, LinkError> {
         let bytes = usize::try_from(shape.bytes).map_err(|_| LinkError::TooLarge)?;
         let array = zeroed_array(bytes).ok_or(LinkError::TooLarge)?;
-        Ok(Self::from_parts(shape, force64, 0, array))
+        Ok(Self::from_parts(shape, options, 0, array))
     }
 
-    /// Builds a link around an existing bit array (loaded from a dump).
-    pub fn from_parts(shape: &LinkShape, force64: bool, size: u64, array: Box<[u8]>) -> Self {
+    /// Builds a link of a chain of these `options` around an existing bit array (loaded from
+    /// a dump).
+    pub fn from_parts(shape: &LinkShape, options: u32, size: u64, array: Box<[u8]>) -> Self {
         Self {
             entries: shape.entries,
             error: shape.error,
@@ -230,7 +239,8 @@ impl<C: Cells> Link<C> {
             bits: shape.bits,
             n2: shape.n2,
             size,
-            force64,
+            force64: options & OPT_FORCE64 != 0,
+            spread: options & OPT_SPREAD != 0,
             array,
             modulus: Modulus::new(Self::modulus(shape.bits, shape.n2)),
             cells: PhantomData,
@@ -250,10 +260,25 @@ impl<C: Cells> Link<C> {
         }
     }
 
+    /// An item's probe positions in this link.
+    #[inline]
+    fn positions(&self, hash: ItemHash) -> Positions {
+        if self.spread {
+            Positions::Spread(self.spread_positions(hash))
+        } else {
+            Positions::RedisBloom(self.modulus.probes(hash, self.hashes))
+        }
+    }
+
+    #[inline]
+    fn spread_positions(&self, hash: ItemHash) -> Spread {
+        Spread::new(hash, Self::modulus(self.bits, self.n2), self.hashes)
+    }
+
     /// An item's probe positions in this link, as byte index and cell selector.
     #[inline]
     fn probes(&self, hash: ItemHash) -> impl Iterator<Item = (usize, u8)> {
-        self.modulus.probes(hash, self.hashes).map(C::locate)
+        self.positions(hash).map(C::locate)
     }
 
     /// Every probe of an item (byte index and cell selector), for kinds that do more with
@@ -278,7 +303,7 @@ impl<C: Cells> Link<C> {
             return;
         }
         let at = |byte: usize| prefetch(self.array.as_ptr().wrapping_add(byte));
-        if probes == 1 {
+        if probes == 1 && !self.spread {
             return at(C::locate(self.first_position(hash)).0);
         }
         for (byte, _) in self.probes(hash).take(probes) {
@@ -289,6 +314,11 @@ impl<C: Cells> Link<C> {
     /// Whether every probed cell is occupied.
     #[inline]
     pub fn contains(&self, hash: ItemHash) -> bool {
+        if self.spread {
+            return self
+                .spread_positions(hash)
+                .all(|position| self.is_set(C::locate(position)));
+        }
         // Most absent items fail at the first probe or the second, so the stride (a second
         // reduction) is only computed once the first cell is found occupied.
         let first = self.first_position(hash);
@@ -322,7 +352,7 @@ impl<C: Cells> Link<C> {
     /// with their cells than record items (a counting link takes them back).
     #[inline]
     pub fn update_cells(&mut self, hash: ItemHash, mut update: impl FnMut(&mut u8, u8)) {
-        for position in self.modulus.probes(hash, self.hashes) {
+        for position in self.positions(hash) {
             let (byte, selector) = C::locate(position);
             if let Some(b) = self.array.get_mut(byte) {
                 update(b, selector);
@@ -421,7 +451,7 @@ impl<C: Cells> ChainLink for Link<C> {
         shape.bytes
     }
     fn allocate(shape: &LinkShape, options: u32) -> Option<Self> {
-        Link::allocate(shape, options & OPT_FORCE64 != 0).ok()
+        Link::allocate(shape, options).ok()
     }
 }
 
@@ -514,7 +544,7 @@ mod tests {
     #[test]
     fn probes_of_foo_in_a_default_link() {
         let shape = noround(100, 0.005);
-        let mut link: Link = Link::allocate(&shape, true).unwrap();
+        let mut link: Link = Link::allocate(&shape, OPT_FORCE64).unwrap();
         let hash = ItemHash {
             a: 0x822b4f99b121f10d,
             b: 0x9d63d52a557f61c2,
@@ -554,7 +584,7 @@ mod tests {
                 let entries = 1 + next() % 300;
                 let error = 0.5f64.powi(1 + (i % 12) as i32);
                 let shape = LinkShape::new(entries, error, OPT_NOROUND | OPT_FORCE64).unwrap();
-                let mut link = Link::allocate(&shape, true).unwrap();
+                let mut link = Link::allocate(&shape, OPT_FORCE64).unwrap();
                 let density = next() % 100;
                 for byte in link.array.iter_mut() {
                     for bit in 0..8 {

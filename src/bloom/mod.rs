@@ -17,8 +17,8 @@ pub use dump::{
 pub use growth::{reported_size, Chain, ChainLink, SetLink};
 pub(crate) use link::prefetch;
 pub use link::{
-    combined_rate, fill_rate, Link, LinkError, LinkShape, OPT_ENTS_IS_BITS, OPT_FORCE64,
-    OPT_NOROUND, OPT_NO_SCALING,
+    combined_rate, fill_rate, Link, LinkError, LinkShape, OPT_ALL, OPT_ENTS_IS_BITS, OPT_FORCE64,
+    OPT_NOROUND, OPT_NO_SCALING, OPT_SPREAD,
 };
 pub use rdb::ENCODING_VERSION;
 
@@ -161,7 +161,7 @@ impl<C: Cells> Chain<Link<C>> {
             return Err(CreateError::Invalid);
         }
         let (options, shape) = Self::first_link(capacity, error, scaling, max_bytes)?;
-        let link = Link::allocate(&shape, true)?;
+        let link = Link::allocate(&shape, options)?;
         Ok(Self::from_links(0, options, growth, vec![link]))
     }
 
@@ -192,6 +192,18 @@ impl<C: Cells> Chain<Link<C>> {
     pub fn size_for(capacity: u64, error: f64, scaling: bool) -> Result<u64, CreateError> {
         let (_, shape) = Self::first_link(capacity, error, scaling, u64::MAX)?;
         reported_size::<Link<C>>(1, shape.bytes).ok_or(CreateError::TooLarge)
+    }
+
+    /// The same empty chain with its links probing by spread hashing (`OPT_SPREAD`, our own
+    /// kinds only): for a chain just reserved, before any item.
+    pub fn with_spread_probes(self) -> Self {
+        let options = self.options | OPT_SPREAD;
+        let links = self
+            .links
+            .into_iter()
+            .map(|link| Link::from_parts(&link.shape(), options, link.size, link.array))
+            .collect();
+        Self::from_links(self.size, options, self.growth, links)
     }
 
     /// Whether the chain hashes with MurmurHash64A (all filters created since RedisBloom 2.0).
@@ -300,10 +312,15 @@ impl<C: Cells> Chain<Link<C>> {
 
     /// RedisBloom's chain integrity check: known options only, and link sizes adding up.
     pub fn validate(&self, max_bytes: u64) -> Result<(), &'static str> {
+        self.validate_with(max_bytes, link::OPT_ALL)
+    }
+
+    /// The integrity check of a chain whose kind knows these option bits.
+    pub fn validate_with(&self, max_bytes: u64, known_options: u32) -> Result<(), &'static str> {
         if self.links.is_empty() {
             return Err("no links");
         }
-        if self.options & !link::OPT_ALL != 0 {
+        if self.options & !known_options != 0 {
             return Err("unknown option bits");
         }
         let total = self

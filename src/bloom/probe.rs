@@ -3,9 +3,11 @@
 //! 64-bit modulo per probe; here each link reduces `a` and `b` once per item and every further
 //! position is an addition and a conditional subtraction, with a correction whenever
 //! `a + i*b` wraps past 2^64. Same positions, far less arithmetic: a 21-hash link of a grown
-//! chain costs two reductions instead of twenty-one.
+//! chain costs two reductions instead of twenty-one. Links of our own kinds may probe by
+//! [`Spread`] instead (the chain's `OPT_SPREAD`), never a RedisBloom value.
 
 use super::ItemHash;
+use crate::hash::fmix64;
 
 /// `x mod d` for a fixed divisor without a division instruction: Lemire, Kaser and Kurz,
 /// "Faster remainder by direct computation" (2019), with a 128-bit constant so the result is
@@ -136,6 +138,68 @@ impl Iterator for Probes {
         Some(at)
     }
 }
+/// An item's probe positions in a link of our own kinds' spread probing: probe `i` (from 1)
+/// reads position `fmix64(a + i·(b | 1)) · m / 2^64`. RedisBloom's double hashing reduces
+/// `a + i·b` modulo `m`, and every link built with rounding holds a multiple of 64 bits: an
+/// item whose `b` shares a large power of two with `m` probes a few positions over and over,
+/// and on links of a few hundred bits (the first links of a chain at a tight rate) such items
+/// read present several times as often as the sizing assumes. Here the `k` sums are distinct
+/// (an odd step), the mix spreads each over all 64 bits and the multiply maps it onto `m`
+/// whatever its factors: the positions are as good as independent at every size.
+#[derive(Clone, Copy)]
+pub(super) struct Spread {
+    sum: u64,
+    step: u64,
+    divisor: u64,
+    left: u32,
+}
+
+impl Spread {
+    #[inline]
+    pub(super) fn new(hash: ItemHash, divisor: u64, hashes: u32) -> Self {
+        Spread {
+            sum: hash.a,
+            step: hash.b | 1,
+            divisor,
+            left: hashes,
+        }
+    }
+}
+
+impl Iterator for Spread {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        self.sum = self.sum.wrapping_add(self.step);
+        let mixed = u128::from(fmix64(self.sum));
+        Some(((mixed * u128::from(self.divisor)) >> 64) as u64)
+    }
+}
+
+/// The positions of either probing, as one iterator.
+#[derive(Clone, Copy)]
+pub(super) enum Positions {
+    RedisBloom(Probes),
+    Spread(Spread),
+}
+
+impl Iterator for Positions {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        match self {
+            Positions::RedisBloom(probes) => probes.next(),
+            Positions::Spread(spread) => spread.next(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +283,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn spread_positions_stay_inside_the_link_and_spread_over_it() {
+        let mut next = xorshift(0x5eed_5bed);
+        for d in [1u64, 64, 384, 768, 1 << 14, 4_800_000_000, u64::MAX] {
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..200 {
+                let hash = ItemHash {
+                    a: next(),
+                    b: next(),
+                };
+                let positions: Vec<u64> = Spread::new(hash, d, 10).collect();
+                assert_eq!(positions.len(), 10);
+                assert!(positions.iter().all(|p| *p < d), "{d}");
+                seen.extend(positions);
+            }
+            // 2,000 positions over 384 bits leave few of them unread.
+            if d == 384 {
+                assert!(seen.len() > 370, "{}", seen.len());
+            }
+        }
+        // A step sharing every power of two with the link's bits still probes ten places.
+        let hash = ItemHash { a: 7, b: 384 << 20 };
+        let distinct: std::collections::HashSet<u64> = Spread::new(hash, 384, 10).collect();
+        assert!(distinct.len() >= 9, "{distinct:?}");
+        assert_eq!(
+            Modulus::new(384)
+                .probes(hash, 10)
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! versions 0 to 4 are read.
 
 use super::cells::Cells;
-use super::link::{validate_shape, Link, LinkShape, OPT_FORCE64};
+use super::link::{validate_shape, Link, LinkShape};
 use super::Chain;
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
 
@@ -41,6 +41,16 @@ impl<C: Cells> Chain<Link<C>> {
 
     /// Reads a chain of `C` cells in `MBbloom--`'s encoding `encver`, through its checks.
     pub fn read(r: &mut impl RdbRead, encver: i32, max_bytes: u64) -> Result<Self, LoadError> {
+        Self::read_with(r, encver, max_bytes, super::OPT_ALL)
+    }
+
+    /// `read` for a kind whose chains may carry these option bits.
+    pub fn read_with(
+        r: &mut impl RdbRead,
+        encver: i32,
+        max_bytes: u64,
+        known_options: u32,
+    ) -> Result<Self, LoadError> {
         if !(0..=ENCODING_VERSION).contains(&encver) {
             return Err(LoadError::UnknownVersion(encver));
         }
@@ -75,7 +85,9 @@ impl<C: Cells> Chain<Link<C>> {
             links.push(link);
         }
         let chain = Chain::from_links(size, options, growth, links);
-        chain.validate(max_bytes).map_err(LoadError::Invalid)?;
+        chain
+            .validate_with(max_bytes, known_options)
+            .map_err(LoadError::Invalid)?;
         Ok(chain)
     }
 }
@@ -109,6 +121,5 @@ fn load_link<C: Cells>(
         n2,
     };
     validate_shape::<C>(&shape).map_err(LoadError::Invalid)?;
-    let force64 = options & OPT_FORCE64 != 0;
-    Ok(Link::from_parts(&shape, force64, size, array))
+    Ok(Link::from_parts(&shape, options, size, array))
 }

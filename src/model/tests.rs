@@ -123,8 +123,73 @@ fn windowed_filters_keep_every_item_within_the_window() {
 }
 
 #[test]
+fn windowed_filters_written_before_spread_probes_keep_every_item() {
+    // Values of RedisBloom's probing (as values saved before spread probes load).
+    random_sequences::<WindowedKind>(0x3023, &[32, 32 | 5, 32 | 16 | 9]);
+}
+
+#[test]
 fn compact_windowed_filters_keep_every_item_within_the_window() {
     random_sequences::<CompactWindowedKind>(0x3013, &[0, 1, 5, 9, 13]);
+}
+
+/// Rounds of heavy duplicates of the hot items, growth by new items, and the clock moving on
+/// by `ticks` (a tick is a sixteenth of a generation), with round trips through RDB and
+/// SCANDUMP.
+fn duplicates_growth_and_rotation(rounds: u32, ticks: u32, seed: u64) -> Vec<Op> {
+    let mut rng = Rng::new(seed);
+    let mut ops = Vec::new();
+    for round in 0..rounds {
+        let hot = Pick::Hot((round % 4) as u8);
+        ops.push(Op::Repeat(hot, 50 + rng.below(150) as u32));
+        ops.push(Op::Fill(20 + rng.below(60) as u32));
+        ops.push(Op::Add(Pick::Hot(rng.below(4) as u8)));
+        ops.push(Op::Lookup(Pick::Live(rng.below(1 << 16) as u16)));
+        ops.push(Op::Tick(ticks));
+        ops.push(if round % 2 == 0 {
+            Op::Save
+        } else {
+            Op::Scandump
+        });
+    }
+    ops
+}
+
+#[test]
+fn compact_windowed_filters_keep_heavy_duplicates_through_growth_and_rotation() {
+    // Every check after every step: round trips, no change on a refusal, every remembered
+    // item looked up.
+    let limits = Limits {
+        small_bytes: u64::MAX,
+        cadence: 1,
+        max_steps: u64::MAX,
+        ..LIMITS
+    };
+    // One-second windows of 4 generations and one-minute windows of 32, loose and tight.
+    for (error, variant) in [(0.5, 4), (1e-9, 4), (0.5, 1 | 12), (1e-9, 1 | 12)] {
+        let p = params(1, error, 2, variant);
+        let value = CompactWindowedKind::create(&p, LIMITS.max_bytes).expect("created");
+        let generations = u64::from(value.0.params.generations);
+        let start = value.bytes();
+        // 24 rounds of an eighth of a window each: three windows.
+        let ticks = (2 * generations) as u32;
+        let rounds = 24;
+        let ops = duplicates_growth_and_rotation(rounds, ticks, 0x3113 ^ u64::from(variant));
+        let steps: u64 = ops
+            .iter()
+            .map(|op| match op {
+                Op::Repeat(_, n) | Op::Fill(n) => u64::from(*n),
+                _ => 1,
+            })
+            .sum();
+        let report = run(value, ops, &limits);
+        // Every step played (the clock moved three windows), grown, duplicates taken.
+        assert_eq!(report.steps, steps, "{p:?}: {report:?}");
+        assert!(report.most_bytes > start, "{p:?}: {report:?}");
+        assert!(report.adds >= 50 * u64::from(rounds), "{p:?}: {report:?}");
+        assert_eq!(report.refused, 0, "{p:?}: {report:?}");
+        assert!(report.round_trips >= steps, "{p:?}: {report:?}");
+    }
 }
 
 #[test]

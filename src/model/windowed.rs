@@ -10,8 +10,9 @@ use crate::windowed::{Generation, Window, WindowParams};
 /// Where the model's clock starts for a new filter: a Unix time of our era.
 const EPOCH_MS: u64 = 1_700_000_000_000;
 
-/// A windowed filter; `variant` picks the window (bits 0-1), the generations (bits 2-3) and
-/// non-scaling generations (bit 4, for the kinds that take them).
+/// A windowed filter; `variant` picks the window (bits 0-1), the generations (bits 2-3),
+/// non-scaling generations (bit 4, for the kinds that take them) and RedisBloom's probing of
+/// the values written before spread probes (bit 5, for the kinds that have them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowedKind<G = Chain>(pub Window<G>);
 
@@ -55,6 +56,7 @@ impl<G: Modelled> Kind for WindowedKind<G> {
             error: p.error,
             growth: if G::KEYED { 2 } else { p.expansion },
             scaling: G::KEYED || p.variant & 16 == 0,
+            spread: G::SPREADS && p.variant & 32 == 0,
         };
         Window::new(params, G::SECRET, max_bytes)
             .ok()

@@ -13,10 +13,10 @@
 
 use super::rdb::{decode_hashes, encode_hashes};
 use super::{Sparse, HASH_BYTES};
+use crate::bloom::CreateError;
 use crate::bloom::{
     chunk_start, encode_header, Bits, Cells, ChunkError, HeaderError, Link, MAX_CHUNK,
 };
-use crate::bloom::{CreateError, OPT_FORCE64};
 use crate::rdb::LoadError;
 
 /// The first eight bytes of every sparse header.
@@ -114,8 +114,7 @@ impl Sparse {
             .map_err(|_| CreateError::TooLarge)?;
         chunk.resize(size, 0);
         // A link without its array probes as the dense one would (no allocation).
-        let force64 = self.options & OPT_FORCE64 != 0;
-        let link = Link::<Bits>::from_parts(&shape, force64, 0, Box::default());
+        let link = Link::<Bits>::from_parts(&shape, self.options, 0, Box::default());
         for hash in &self.hashes {
             for (byte, selector) in link.probes_of(*hash) {
                 if let Some(cell) = byte.checked_sub(start).and_then(|at| chunk.get_mut(at)) {

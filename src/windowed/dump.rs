@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::rdb::{parse_flags, FLAG_NONSCALING};
+use super::rdb::{flags, parse_flags};
 use super::{Generation, Held, Window, WindowParams};
 use crate::bloom::{ChunkError, HeaderError};
 use crate::rdb::LoadError;
@@ -65,12 +65,7 @@ impl<G: Generation> Window<G> {
         out.extend_from_slice(&p.capacity.to_le_bytes());
         out.extend_from_slice(&p.error.to_le_bytes());
         out.extend_from_slice(&p.growth.to_le_bytes());
-        let flags = if p.scaling {
-            0u32
-        } else {
-            FLAG_NONSCALING as u32
-        };
-        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(&(flags(p) as u32).to_le_bytes());
         if G::KEYED {
             out.extend_from_slice(&self.secret.to_le_bytes());
         }
@@ -209,12 +204,19 @@ impl<G: Generation> Window<G> {
 }
 
 fn read_params(fields: &mut Fields<'_>) -> Option<WindowParams> {
+    let window_ms = fields.u64()?;
+    let generations = fields.u32()?;
+    let capacity = fields.u64()?;
+    let error = fields.f64()?;
+    let growth = fields.u32()?;
+    let (scaling, spread) = parse_flags(u64::from(fields.u32()?))?;
     Some(WindowParams {
-        window_ms: fields.u64()?,
-        generations: fields.u32()?,
-        capacity: fields.u64()?,
-        error: fields.f64()?,
-        growth: fields.u32()?,
-        scaling: parse_flags(u64::from(fields.u32()?))?,
+        window_ms,
+        generations,
+        capacity,
+        error,
+        growth,
+        scaling,
+        spread,
     })
 }

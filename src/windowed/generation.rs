@@ -9,8 +9,8 @@ use std::borrow::Cow;
 
 use super::WindowParams;
 use crate::bloom::{
-    AddError, Chain, ChunkError, CreateError, HeaderError, ItemHash, ERROR_TIGHTENING, OPT_FORCE64,
-    OPT_NOROUND, OPT_NO_SCALING,
+    AddError, Chain, ChunkError, CreateError, HeaderError, ItemHash, ERROR_TIGHTENING, OPT_ALL,
+    OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING, OPT_SPREAD,
 };
 use crate::budget::Budget;
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
@@ -26,6 +26,9 @@ pub trait Generation: Clone + PartialEq + std::fmt::Debug + Sized {
     const KEYED: bool;
     /// Bytes accounted for each generation besides its own.
     const GENERATION_OVERHEAD: u64;
+    /// Whether windows of this kind may probe by spread hashing ([`WindowParams::spread`]),
+    /// as every new one does.
+    const SPREADS: bool = false;
 
     /// Bytes accounted for the window itself.
     fn window_overhead() -> u64;
@@ -79,7 +82,11 @@ pub trait Generation: Clone + PartialEq + std::fmt::Debug + Sized {
 impl WindowParams {
     /// The option bits every generation's chain carries.
     fn chain_options(&self) -> u32 {
-        let options = OPT_NOROUND | OPT_FORCE64;
+        let options = if self.spread {
+            OPT_NOROUND | OPT_FORCE64 | OPT_SPREAD
+        } else {
+            OPT_NOROUND | OPT_FORCE64
+        };
         if self.scaling {
             options
         } else {
@@ -97,12 +104,17 @@ impl WindowParams {
     }
 }
 
+/// The option bits a generation's chain may carry: RedisBloom's, and spread probes (which
+/// [`Generation::check_shape`] holds to the window's flag).
+const GENERATION_OPTIONS: u32 = OPT_ALL | OPT_SPREAD;
+
 /// A generation of RedisBloom links: the stored form of `bloomrsWN` values.
 impl Generation for Chain {
     const MAGIC: &'static [u8; 8] = b"bloomrsW";
     const ENCODING_VERSION: i32 = 1;
     const KEYED: bool = false;
     const GENERATION_OVERHEAD: u64 = 16;
+    const SPREADS: bool = true;
 
     fn window_overhead() -> u64 {
         64
@@ -118,13 +130,18 @@ impl Generation for Chain {
     }
 
     fn build(params: &WindowParams, _secret: u64, room: u64) -> Result<Self, CreateError> {
-        Chain::new(
+        let chain = Chain::new(
             params.generation_capacity(),
             params.generation_error(),
             params.growth,
             params.scaling,
             room,
-        )
+        )?;
+        Ok(if params.spread {
+            chain.with_spread_probes()
+        } else {
+            chain
+        })
     }
 
     fn size_for(params: &WindowParams) -> Result<u64, CreateError> {
@@ -175,13 +192,18 @@ impl Generation for Chain {
         Chain::save(self, w);
     }
     fn load(r: &mut impl RdbRead, max_bytes: u64) -> Result<Self, LoadError> {
-        Chain::load(r, crate::bloom::ENCODING_VERSION, max_bytes)
+        Chain::read_with(
+            r,
+            crate::bloom::ENCODING_VERSION,
+            max_bytes,
+            GENERATION_OPTIONS,
+        )
     }
     fn encode_header(&self) -> Vec<u8> {
         Chain::encode_header(self)
     }
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
-        Chain::from_header(header, max_bytes)
+        Chain::decode_header_with(header, max_bytes, GENERATION_OPTIONS)
     }
     fn span(&self) -> u64 {
         self.link_bytes()

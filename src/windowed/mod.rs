@@ -67,6 +67,11 @@ pub struct WindowParams {
     pub error: f64,
     pub growth: u32,
     pub scaling: bool,
+    /// Whether the generations' links probe by spread hashing (`OPT_SPREAD`): every
+    /// `bloomrsWN` value created now. A value written before it existed probes as
+    /// RedisBloom's links, and keeps doing so in every generation it opens. Only kinds whose
+    /// [`Generation::SPREADS`] take it.
+    pub spread: bool,
 }
 
 impl WindowParams {
@@ -296,6 +301,9 @@ impl<G: Generation> Window<G> {
         let p = &self.params;
         p.check().map_err(LoadError::Invalid)?;
         G::check_params(p).map_err(LoadError::Invalid)?;
+        if p.spread && !G::SPREADS {
+            return Err(LoadError::Invalid("spread probes in a kind without them"));
+        }
         if G::KEYED == (self.secret == 0) {
             return Err(LoadError::Invalid("secret"));
         }
@@ -352,5 +360,7 @@ fn slot_start(params: &WindowParams, slot: u64) -> u64 {
 
 #[cfg(test)]
 mod compact_tests;
+#[cfg(test)]
+mod rate_tests;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,8 @@ use std::collections::VecDeque;
 
 /// The `flags` bit of a filter that does not scale inside a generation.
 pub(super) const FLAG_NONSCALING: u64 = 1;
+/// The `flags` bit of a filter whose generations probe by spread hashing.
+pub(super) const FLAG_SPREAD: u64 = 2;
 
 impl<G: Generation> Window<G> {
     pub fn save(&self, w: &mut impl RdbWrite) {
@@ -18,7 +20,7 @@ impl<G: Generation> Window<G> {
         w.write_unsigned(p.capacity);
         w.write_double(p.error);
         w.write_unsigned(u64::from(p.growth));
-        w.write_unsigned(if p.scaling { 0 } else { FLAG_NONSCALING });
+        w.write_unsigned(flags(p));
         if G::KEYED {
             w.write_unsigned(self.secret);
         }
@@ -34,13 +36,21 @@ impl<G: Generation> Window<G> {
         if encver != G::ENCODING_VERSION {
             return Err(LoadError::UnknownVersion(encver));
         }
+        let window_ms = r.read_unsigned()?;
+        let generations = narrow(r.read_unsigned()?, "generations")?;
+        let capacity = r.read_unsigned()?;
+        let error = r.read_double()?;
+        let growth = narrow(r.read_unsigned()?, "growth")?;
+        let (scaling, spread) =
+            parse_flags(r.read_unsigned()?).ok_or(LoadError::Invalid("flags"))?;
         let params = WindowParams {
-            window_ms: r.read_unsigned()?,
-            generations: narrow(r.read_unsigned()?, "generations")?,
-            capacity: r.read_unsigned()?,
-            error: r.read_double()?,
-            growth: narrow(r.read_unsigned()?, "growth")?,
-            scaling: parse_flags(r.read_unsigned()?).ok_or(LoadError::Invalid("flags"))?,
+            window_ms,
+            generations,
+            capacity,
+            error,
+            growth,
+            scaling,
+            spread,
         };
         params.check().map_err(LoadError::Invalid)?;
         let secret = if G::KEYED { r.read_unsigned()? } else { 0 };
@@ -73,12 +83,19 @@ impl<G: Generation> Window<G> {
     }
 }
 
-pub(super) fn parse_flags(flags: u64) -> Option<bool> {
-    match flags {
-        0 => Some(true),
-        FLAG_NONSCALING => Some(false),
-        _ => None,
+/// The `flags` field of these parameters.
+pub(super) fn flags(params: &WindowParams) -> u64 {
+    let nonscaling = if params.scaling { 0 } else { FLAG_NONSCALING };
+    let spread = if params.spread { FLAG_SPREAD } else { 0 };
+    nonscaling | spread
+}
+
+/// Whether a `flags` field says scaling, and spread probes; None for unknown bits.
+pub(super) fn parse_flags(flags: u64) -> Option<(bool, bool)> {
+    if flags & !(FLAG_NONSCALING | FLAG_SPREAD) != 0 {
+        return None;
     }
+    Some((flags & FLAG_NONSCALING == 0, flags & FLAG_SPREAD != 0))
 }
 
 fn narrow(value: u64, field: &'static str) -> Result<u32, LoadError> {

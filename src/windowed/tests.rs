@@ -15,6 +15,7 @@ fn params(window_ms: u64, generations: u32, capacity: u64, error: f64) -> Window
         error,
         growth: 2,
         scaling: true,
+        spread: false,
     }
 }
 

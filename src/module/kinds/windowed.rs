@@ -63,6 +63,8 @@ fn window_params<G: WindowKind>(options: &BloomOptions, window: WindowSpec) -> W
         // A compact filter doubles its segments, whatever EXPANSION says.
         growth: if G::KEYED { 2 } else { options.growth },
         scaling: options.scaling,
+        // New values take the kind's own probing; values loaded keep theirs.
+        spread: G::SPREADS,
     }
 }
 
