@@ -360,15 +360,48 @@ pub fn bloom_tightening() -> f64 {
 
 /// Sets `bloom-tightening-ratio` from its text: a number strictly between 0 and 1.
 pub fn set_bloom_tightening(text: &[u8]) -> Result<(), &'static str> {
+    let ratio = valkey_ratio(text, "ERR (0 < tightening ratio range < 1)")?;
+    BLOOM_TIGHTENING.store(ratio.to_bits(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// valkey-bloom's `bloom-fp-rate`: another name of `bf-error-rate` (the error rate of filters
+/// made without one), taking valkey-bloom's text and refusals.
+pub const BLOOM_FP_RATE_NAME: &CStr = c"bloom-fp-rate";
+
+/// Sets the error rate from a `bloom-fp-rate` text: a number strictly between 0 and 1.
+pub fn set_bloom_fp_rate(text: &[u8]) -> Result<(), &'static str> {
+    set_bf_error_rate(valkey_ratio(text, "ERR (0 < error rate range < 1)")?);
+    Ok(())
+}
+
+/// Sets the error rate from a `bf-error-rate` text.
+pub fn set_bf_error_rate_text(text: &[u8]) -> Result<(), &'static str> {
+    set_bf_error_rate(parse_error_rate(text)?);
+    Ok(())
+}
+
+/// A number strictly between 0 and 1 as valkey-bloom parses its string settings, with its
+/// refusal texts.
+fn valkey_ratio(text: &[u8], out_of_range: &'static str) -> Result<f64, &'static str> {
     let ratio: f64 = std::str::from_utf8(text)
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .ok_or("Invalid floating-point value")?;
-    if !(ratio > 0.0 && ratio < 1.0) {
-        return Err("ERR (0 < tightening ratio range < 1)");
+    if ratio > 0.0 && ratio < 1.0 {
+        Ok(ratio)
+    } else {
+        Err(out_of_range)
     }
-    BLOOM_TIGHTENING.store(ratio.to_bits(), Ordering::Relaxed);
-    Ok(())
+}
+
+/// valkey-bloom's `bloom-defrag-enabled`: whether active defragmentation (when the server's
+/// `activedefrag` runs it) moves the module's values; on by default.
+pub static BLOOM_DEFRAG_ENABLED: AtomicBool = AtomicBool::new(true);
+pub const BLOOM_DEFRAG_ENABLED_NAME: &CStr = c"bloom-defrag-enabled";
+
+pub fn bloom_defrag_enabled() -> bool {
+    BLOOM_DEFRAG_ENABLED.load(Ordering::Relaxed)
 }
 
 /// valkey-bloom's names for the numeric settings it shares with bloomrs, with valkey-bloom's
