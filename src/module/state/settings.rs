@@ -620,6 +620,27 @@ mod tests {
     }
 
     #[test]
+    fn valkey_blooms_string_settings_refuse_in_its_words() {
+        let range = "ERR (0 < error rate range < 1)";
+        for (text, reason) in [
+            (&b"1"[..], range),
+            (b"0", range),
+            (b"-0.5", range),
+            (b"NaN", range),
+            (b"abc", "Invalid floating-point value"),
+            (b"", "Invalid floating-point value"),
+        ] {
+            assert_eq!(set_bloom_fp_rate(text), Err(reason), "{text:?}");
+        }
+        assert_eq!(
+            set_bloom_tightening(b"1"),
+            Err("ERR (0 < tightening ratio range < 1)")
+        );
+        assert_eq!(bf_error_rate(), 0.01);
+        assert_eq!(bloom_tightening(), 0.5);
+    }
+
+    #[test]
     fn cuckoo_sizes_bound_each_other() {
         // With the defaults (bucket size 2, initial size 1024).
         assert_eq!(unprefixed_range(&CF_INITIAL_SIZE, 4, 1 << 30), (4, 1 << 30));
