@@ -321,3 +321,54 @@ fn valkey_blooms_fp_rate_and_defrag_settings_are_taken_at_load() {
     assert_eq!(c.call(&["BF.ADD", "k", "a"]), Int(1));
     assert_eq!(c.call(&["BF.INFO", "k", "ERROR"]), bulk("0.02"));
 }
+
+#[test]
+fn valkey_blooms_settings_are_taken_as_module_arguments() {
+    // valkey-bloom takes its settings as module arguments too (`loadmodule ... bloom-capacity
+    // 1000`); RedisBloom's arguments may stand beside them.
+    let args = [
+        "INITIAL_SIZE",
+        "500",
+        "bloom-fp-rate",
+        "0.25",
+        "BLOOM-EXPANSION",
+        "4",
+        "bloom-tightening-ratio",
+        "0.125",
+        "bloom-use-random-seed",
+        "no",
+        "bloom-defrag-enabled",
+        "no",
+    ];
+    let s = Server::build(&args, &[]);
+    let mut c = s.client();
+    let get = |c: &mut Client, name: &str| c.call(&["CONFIG", "GET", name]).array()[1].clone();
+    let expected = [
+        ("bf.bf-initial-size", "500"),
+        ("bf.bloom-capacity", "500"),
+        ("bf.bloom-fp-rate", "0.25"),
+        ("bf.bf-error-rate", "0.25"),
+        ("bf.bf-expansion-factor", "4"),
+        ("bf.bloom-tightening-ratio", "0.125"),
+        ("bf.bloom-use-random-seed", "no"),
+        ("bf.bloom-defrag-enabled", "no"),
+    ];
+    for (name, value) in expected {
+        assert_eq!(get(&mut c, name), bulk(value), "{name}");
+    }
+    // A value valkey-bloom refuses stops the load, with the reason in the log.
+    for (args, reason) in [
+        (["bloom-fp-rate", "2"], "ERR (0 < error rate range < 1)"),
+        (
+            ["bloom-expansion", "11"],
+            "argument must be between 1 and 10",
+        ),
+        (
+            ["bloom-defrag-enabled", "maybe"],
+            "argument must be 'yes' or 'no'",
+        ),
+    ] {
+        let log = failed_start_log(&args);
+        assert!(log.contains(reason), "{args:?}: {log}");
+    }
+}

@@ -368,20 +368,22 @@ unsafe extern "C" fn set_alias(
     privdata: *mut c_void,
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
-    let Some((_, setting, min, max)) = settings::VALKEY_ALIASES.get(privdata as usize) else {
-        return set_error(err, "unknown setting");
-    };
-    match settings::alias_value(value, *min, *max) {
-        Ok(None) => raw::REDISMODULE_OK as c_int,
-        Ok(Some(value)) => match settings::check_cross(setting, value) {
-            Ok(()) => {
-                setting.set(value);
-                raw::REDISMODULE_OK as c_int
-            }
-            Err(reason) => set_error(err, reason),
-        },
+    match set_alias_value(privdata as usize, value) {
+        Ok(()) => raw::REDISMODULE_OK as c_int,
         Err(reason) => set_error(err, &reason),
     }
+}
+
+/// Sets alias `at` of `settings::VALKEY_ALIASES` to `value` (0 changes nothing).
+fn set_alias_value(at: usize, value: i64) -> Result<(), String> {
+    let Some((_, setting, min, max)) = settings::VALKEY_ALIASES.get(at) else {
+        return Err("unknown setting".into());
+    };
+    if let Some(value) = settings::alias_value(value, *min, *max)? {
+        settings::check_cross(setting, value)?;
+        setting.set(value);
+    }
+    Ok(())
 }
 
 /// valkey-bloom's names for the settings it shares with bloomrs (`settings::VALKEY_ALIASES`).
@@ -416,19 +418,21 @@ fn register_valkey_aliases(ctx: RawCtx, numeric: NumericConfig) -> Result<(), St
 }
 
 /// `bf-valkey-bloom` and valkey-bloom's `bloom-use-random-seed` and `bloom-defrag-enabled`.
+static VALKEY_FLAGS: [(&CStr, &AtomicBool); 3] = [
+    (settings::BF_VALKEY_BLOOM_NAME, &settings::BF_VALKEY_BLOOM),
+    (
+        settings::BLOOM_USE_RANDOM_SEED_NAME,
+        &settings::BLOOM_USE_RANDOM_SEED,
+    ),
+    (
+        settings::BLOOM_DEFRAG_ENABLED_NAME,
+        &settings::BLOOM_DEFRAG_ENABLED,
+    ),
+];
+
+/// Registers `VALKEY_FLAGS`.
 fn register_valkey_flags(ctx: RawCtx, boolean: BoolConfig) -> Result<(), String> {
-    let flags = [
-        (settings::BF_VALKEY_BLOOM_NAME, &settings::BF_VALKEY_BLOOM),
-        (
-            settings::BLOOM_USE_RANDOM_SEED_NAME,
-            &settings::BLOOM_USE_RANDOM_SEED,
-        ),
-        (
-            settings::BLOOM_DEFRAG_ENABLED_NAME,
-            &settings::BLOOM_DEFRAG_ENABLED,
-        ),
-    ];
-    for (name, flag) in flags {
+    for (name, flag) in VALKEY_FLAGS {
         let privdata = (flag as *const AtomicBool).cast_mut().cast::<c_void>();
         let default = c_int::from(flag.load(Ordering::Relaxed));
         let config = raw::REDISMODULE_CONFIG_DEFAULT;
@@ -515,13 +519,52 @@ unsafe extern "C" fn set_text(
     if text.is_empty() && LOADING.load(Ordering::Relaxed) {
         return raw::REDISMODULE_OK as c_int;
     }
-    match (setting.take)(text) {
-        Ok(()) => {
-            show(setting.shown, text);
-            raw::REDISMODULE_OK as c_int
-        }
+    match take_text(setting, text) {
+        Ok(()) => raw::REDISMODULE_OK as c_int,
         Err(reason) => set_error(err, reason),
     }
+}
+
+/// Takes `text` as the new value of `setting`, and shows it.
+fn take_text(setting: &TextSetting, text: &[u8]) -> Result<(), &'static str> {
+    (setting.take)(text)?;
+    show(setting.shown, text);
+    Ok(())
+}
+
+/// Sets one of valkey-bloom's settings by its name (any case) from its text, as `CONFIG SET
+/// bf.<name>` would: how valkey-bloom takes its module arguments (`bloom-capacity 1000`).
+pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
+    let refused = |reason: &str| {
+        format!(
+            "module argument {}: {reason}",
+            String::from_utf8_lossy(name)
+        )
+    };
+    let named = |candidate: &CStr| candidate.to_bytes().eq_ignore_ascii_case(name);
+    if let Some(setting) = [&TIGHTENING, &FP_RATE].iter().find(|s| named(s.name)) {
+        return take_text(setting, value).map_err(refused);
+    }
+    if let Some(at) = settings::VALKEY_ALIASES.iter().position(|a| named(a.0)) {
+        let number = std::str::from_utf8(value)
+            .ok()
+            .and_then(|text| text.parse::<i64>().ok())
+            .filter(|number| *number != 0)
+            .ok_or_else(|| refused("not an integer in the setting's range"))?;
+        return set_alias_value(at, number).map_err(|reason| refused(&reason));
+    }
+    if let Some((_, flag)) = VALKEY_FLAGS.iter().find(|(flag_name, _)| named(flag_name)) {
+        let on = if value.eq_ignore_ascii_case(b"yes") {
+            true
+        } else if value.eq_ignore_ascii_case(b"no") {
+            false
+        } else {
+            return Err(refused("argument must be 'yes' or 'no'"));
+        };
+        flag.store(on, Ordering::Relaxed);
+        return Ok(());
+    }
+    Err(refused("unknown setting"))
 }
 
 /// Registers `setting` with `default` (shown until it is set, unless empty).

@@ -460,6 +460,45 @@ pub fn check_cross(setting: &Numeric, value: i64) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// valkey-bloom's settings, which it also takes as module arguments (`loadmodule ...
+/// bloom-capacity 1000`, as `CONFIG SET bf.bloom-capacity 1000`).
+pub const VALKEY_SETTINGS: [&str; 7] = [
+    "bloom-capacity",
+    "bloom-expansion",
+    "bloom-memory-usage-limit",
+    "bloom-fp-rate",
+    "bloom-tightening-ratio",
+    "bloom-use-random-seed",
+    "bloom-defrag-enabled",
+];
+
+/// Splits the module arguments into RedisBloom's and the `name value` pairs that name one of
+/// valkey-bloom's settings (given as pairs only where the arguments are pairs; else all stay
+/// RedisBloom's, which refuses them).
+pub fn split_valkey_arguments<T>(
+    args: &[T],
+    bytes: impl Fn(&T) -> &[u8],
+) -> (Vec<&T>, Vec<(&T, &T)>) {
+    let mut redisbloom = Vec::new();
+    let mut valkey = Vec::new();
+    if args.len() % 2 != 0 {
+        return (args.iter().collect(), valkey);
+    }
+    for pair in args.chunks(2) {
+        if let [name, value] = pair {
+            let valkeys = VALKEY_SETTINGS
+                .iter()
+                .any(|v| v.as_bytes().eq_ignore_ascii_case(bytes(name)));
+            if valkeys {
+                valkey.push((name, value));
+            } else {
+                redisbloom.extend([name, value]);
+            }
+        }
+    }
+    (redisbloom, valkey)
+}
+
 /// The legacy load arguments, parsed as RedisBloom parses them (same log messages on failure).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadArguments {
@@ -553,7 +592,8 @@ impl LoadArguments {
 fn unrecognized(name: &[u8]) -> String {
     format!(
         "Unrecognized option `{}`: the module arguments are INITIAL_SIZE, ERROR_RATE, \
-         CF_MAX_EXPANSIONS and MAX_FILTER_BYTES, each followed by its value",
+         CF_MAX_EXPANSIONS and MAX_FILTER_BYTES, and valkey-bloom's bloom-* settings, each \
+         followed by its value",
         String::from_utf8_lossy(name)
     )
 }
