@@ -3,86 +3,10 @@
 //! RESTORE and COPY — and a refusal changes nothing. Loading at start-up and what a primary
 //! sends are never refused on that ground.
 //!
-//! "Changes nothing" is checked on `used_memory`: it may grow by at most `NOISE` (256 KiB:
-//! client buffers and the server's own bookkeeping, such as its error statistics, move it by
-//! tens of KiB), while every refused allocation here is 13 MB or more. A refused command is
-//! sent on its own connection, closed before measuring, so its query buffer (a RESTORE
-//! payload is megabytes) is not counted. It may shrink meanwhile (seen on Valkey 8.1 on a
-//! loaded machine: 282 KB less across a refused header), which no refusal can cause.
+//! "Changes nothing" is measured as `common::admission` says.
 pub mod common;
 
 use common::*;
-use std::time::{Duration, Instant};
-
-/// How far `used_memory` may grow across a refused command.
-const NOISE: i64 = 256 * 1024;
-
-/// Deviation D1: RedisBloom's text, then the limit that was met.
-const D1: &str = "ERR Insufficient memory to create filter: ";
-
-/// A server with the module and `maxmemory`.
-fn server_with_maxmemory(maxmemory: &str) -> Server {
-    Server::build(&[], &["--maxmemory", maxmemory])
-}
-
-fn used_memory(c: &mut Client) -> i64 {
-    info_int(c, "memory", "used_memory")
-}
-
-/// Runs `command`, expects `reply`, and checks that memory use did not grow and the key was
-/// not created.
-fn refused(c: &mut Client, command: &[&[u8]], reply: &str, key: &str) {
-    let before = used_memory(c);
-    let mut sender = Client::connect(c.port());
-    let answer = sender.call(command);
-    assert!(
-        matches!(&answer, Error(text) if text.starts_with(reply)),
-        "{:?}: {answer:?}",
-        command_text(command)
-    );
-    drop(sender);
-    wait_until("the sender to disconnect", || {
-        info_int(c, "clients", "connected_clients") == 1
-    });
-    let after = used_memory(c);
-    assert!(
-        after - before <= NOISE,
-        "{:?} grew used_memory from {before} to {after}",
-        command_text(command)
-    );
-    assert_eq!(call!(c, "EXISTS", key), Int(0));
-}
-
-fn bytes<'a>(words: &[&'a str]) -> Vec<&'a [u8]> {
-    words.iter().map(|w| w.as_bytes()).collect()
-}
-
-fn command_text(command: &[&[u8]]) -> Vec<String> {
-    command
-        .iter()
-        .map(|a| String::from_utf8_lossy(&a[..a.len().min(40)]).into_owned())
-        .collect()
-}
-
-/// Deletes keys and waits until their memory is back: large values are freed in the
-/// background (lazy free is on by default on Valkey 8, and they are large enough for it).
-fn delete(c: &mut Client, keys: &[&str]) {
-    let mut command = vec!["DEL"];
-    command.extend(keys);
-    assert_eq!(c.call(&command), Int(keys.len() as i64));
-    wait_until("lazy free", || {
-        info_int(c, "memory", "lazyfree_pending_objects") == 0
-    });
-}
-
-/// Checks that `used_memory` grew by at most `NOISE` since `before`.
-fn assert_quiet(c: &mut Client, before: i64) {
-    let after = used_memory(c);
-    assert!(
-        after - before <= NOISE,
-        "used_memory grew from {before} to {after}"
-    );
-}
 
 /// Keys that must survive every refusal unchanged: a string and a small filter of each type.
 fn bystanders(c: &mut Client) -> Vec<Reply> {
@@ -299,14 +223,6 @@ fn copy_past_maxmemory_is_refused() {
     );
     assert_eq!(bystander_state(&mut c), kept);
     assert!(server.log().contains("COPY refused"));
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn digests(c: &mut Client, keys: &[&str]) -> Vec<Reply> {

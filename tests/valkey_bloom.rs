@@ -202,3 +202,75 @@ fn replaying_valkey_blooms_commands_builds_the_same_filters() {
         assert_valkey_info(&mut c, key, &spec["info"], true);
     }
 }
+
+/// `million/`: two valkey-bloom objects of 1,000,000 items, non-scaling and scaled to two
+/// filters, whose filters the `bloomfilter` 3.0.1 crate built (see the fixtures' README).
+#[test]
+fn million_item_filters_answer_every_probe_and_are_written_back() {
+    let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+    let mut s = Server::build(&[], &config);
+    let mut c = s.client();
+    let names = ["nonscaling", "scaling"];
+    let mut blobs = Vec::new();
+    for name in names {
+        let blob = std::fs::read(valkey_fixture(&format!("million/{name}.load"))).unwrap();
+        assert_eq!(
+            c.call(&[b"BF.LOAD".as_slice(), name.as_bytes(), &blob]),
+            ok()
+        );
+        assert_million_answers(&mut c, name, name);
+        blobs.push(vec![b"BF.LOAD".to_vec(), name.as_bytes().to_vec(), blob]);
+    }
+    // Written back: the AOF rewrite's BF.LOADs are the same blobs; DUMP and RESTORE, and a
+    // restart from the RDB, keep every byte.
+    rewrite_aof(&mut c);
+    let mut written: Vec<Vec<Vec<u8>>> = aof_commands(&s.dir)
+        .into_iter()
+        .filter(|command| command[0] == b"BF.LOAD")
+        .collect();
+    written.sort();
+    assert_eq!(written, blobs);
+    let digests: Vec<Reply> = names
+        .iter()
+        .map(|name| c.call(&["DEBUG", "DIGEST-VALUE", name]))
+        .collect();
+    for (name, digest) in names.iter().zip(&digests) {
+        let dump = c.call(&["DUMP", name]).bytes();
+        let copy = format!("restored:{name}");
+        assert_eq!(
+            c.call(&[b"RESTORE".as_slice(), copy.as_bytes(), b"0", &dump]),
+            ok()
+        );
+        assert_eq!(&c.call(&["DEBUG", "DIGEST-VALUE", &copy]), digest);
+        assert_million_answers(&mut c, &copy, name);
+    }
+    assert_eq!(c.call(&["SAVE"]), ok());
+    s.config.extend(["--appendonly".into(), "no".into()]);
+    s.restart();
+    let mut c = s.client();
+    for (name, digest) in names.iter().zip(&digests) {
+        assert_eq!(&c.call(&["DEBUG", "DIGEST-VALUE", name]), digest);
+        assert_million_answers(&mut c, name, name);
+    }
+}
+
+/// `key` answers every probe, `BF.CARD` and `BF.INFO` as recorded for object `name`.
+fn assert_million_answers(c: &mut Client, key: &str, name: &str) {
+    let (probes, recorded) = million_probes(name);
+    assert_eq!(valkey_exists_bits(c, key, &probes), recorded, "{key}");
+    let card = million_figure(name, "card");
+    let cases: &[(&[&str], Reply)] = &[
+        (&["BF.CARD", key], Int(card)),
+        (
+            &["BF.INFO", key, "CAPACITY"],
+            Int(million_figure(name, "capacity")),
+        ),
+        (&["BF.INFO", key, "ITEMS"], Int(card)),
+        (
+            &["BF.INFO", key, "FILTERS"],
+            Int(million_figure(name, "filters")),
+        ),
+        (&["TYPE", key], Simple("bloomfltr".into())),
+    ];
+    assert_replies(c, cases);
+}

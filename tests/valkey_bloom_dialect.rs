@@ -246,3 +246,129 @@ fn resp3_answers_take_valkey_blooms_types() {
     assert_eq!(info[8], Simple("Error rate".into()));
     assert_eq!(info[9], Double("0.01".into()));
 }
+
+/// `CONFIG SET name value` refused with a reason that holds `reason`.
+fn assert_config_refused(c: &mut Client, name: &str, value: &str, reason: &str) {
+    let refused = c.call(&["CONFIG", "SET", name, value]);
+    assert!(
+        matches!(&refused, Error(text) if text.contains(reason)),
+        "{name} {value}: {refused:?}"
+    );
+}
+
+#[test]
+fn bloom_fp_rate_is_another_name_of_the_error_rate() {
+    let s = Server::build(&["ERROR_RATE", "0.03"], &[]);
+    let mut c = s.client();
+    let get = |c: &mut Client, name: &str| c.call(&["CONFIG", "GET", name]).array()[1].clone();
+    // The module argument is what both names show.
+    assert_eq!(get(&mut c, "bf.bloom-fp-rate"), bulk("0.03"));
+    let cases: &[(&[&str], Reply)] = &[
+        (&["CONFIG", "SET", "bf.bloom-fp-rate", "0.25"], ok()),
+        (&["CONFIG", "SET", "bf.bf-valkey-bloom", "yes"], ok()),
+        (&["BF.ADD", "k", "a"], Int(1)),
+        (&["BF.INFO", "k", "ERROR"], bulk("0.25")),
+    ];
+    assert_replies(&mut c, cases);
+    assert_eq!(get(&mut c, "bf.bf-error-rate"), bulk("0.25"));
+    assert_eq!(c.call(&["CONFIG", "SET", "bf.bf-error-rate", "0.02"]), ok());
+    assert_eq!(get(&mut c, "bf.bloom-fp-rate"), bulk("0.02"));
+    // valkey-bloom's refusals; a refused value changes nothing.
+    let range = "ERR (0 < error rate range < 1)";
+    for (value, reason) in [
+        ("1", range),
+        ("0", range),
+        ("-0.5", range),
+        ("abc", "Invalid floating-point value"),
+        ("", "Invalid floating-point value"),
+    ] {
+        assert_config_refused(&mut c, "bf.bloom-fp-rate", value, reason);
+    }
+    assert_eq!(get(&mut c, "bf.bloom-fp-rate"), bulk("0.02"));
+    assert_eq!(get(&mut c, "bf.bf-error-rate"), bulk("0.02"));
+}
+
+#[test]
+fn valkey_blooms_fp_rate_and_defrag_settings_are_taken_at_load() {
+    let config = [
+        "--bf.bloom-fp-rate",
+        "0.05",
+        "--bf.bloom-defrag-enabled",
+        "no",
+    ];
+    let s = Server::build(&[], &config);
+    let mut c = s.client();
+    let get = |c: &mut Client, name: &str| c.call(&["CONFIG", "GET", name]).array()[1].clone();
+    assert_eq!(get(&mut c, "bf.bloom-fp-rate"), bulk("0.05"));
+    assert_eq!(get(&mut c, "bf.bf-error-rate"), bulk("0.05"));
+    assert_eq!(get(&mut c, "bf.bloom-defrag-enabled"), bulk("no"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "bf.bloom-defrag-enabled", "yes"]),
+        ok()
+    );
+    assert_eq!(get(&mut c, "bf.bloom-defrag-enabled"), bulk("yes"));
+    assert_config_refused(&mut c, "bf.bloom-defrag-enabled", "maybe", "");
+    assert_eq!(get(&mut c, "bf.bloom-defrag-enabled"), bulk("yes"));
+    // Where only our name is given, the alias's load-time default leaves it as set.
+    let s = Server::build(&[], &["--bf.bf-error-rate", "0.02"]);
+    let mut c = s.client();
+    assert_eq!(get(&mut c, "bf.bloom-fp-rate"), bulk("0.02"));
+    assert_eq!(get(&mut c, "bf.bloom-defrag-enabled"), bulk("yes"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "bf.bf-valkey-bloom", "yes"]),
+        ok()
+    );
+    assert_eq!(c.call(&["BF.ADD", "k", "a"]), Int(1));
+    assert_eq!(c.call(&["BF.INFO", "k", "ERROR"]), bulk("0.02"));
+}
+
+#[test]
+fn valkey_blooms_settings_are_taken_as_module_arguments() {
+    // valkey-bloom takes its settings as module arguments too (`loadmodule ... bloom-capacity
+    // 1000`); RedisBloom's arguments may stand beside them.
+    let args = [
+        "INITIAL_SIZE",
+        "500",
+        "bloom-fp-rate",
+        "0.25",
+        "BLOOM-EXPANSION",
+        "4",
+        "bloom-tightening-ratio",
+        "0.125",
+        "bloom-use-random-seed",
+        "no",
+        "bloom-defrag-enabled",
+        "no",
+    ];
+    let s = Server::build(&args, &[]);
+    let mut c = s.client();
+    let get = |c: &mut Client, name: &str| c.call(&["CONFIG", "GET", name]).array()[1].clone();
+    let expected = [
+        ("bf.bf-initial-size", "500"),
+        ("bf.bloom-capacity", "500"),
+        ("bf.bloom-fp-rate", "0.25"),
+        ("bf.bf-error-rate", "0.25"),
+        ("bf.bf-expansion-factor", "4"),
+        ("bf.bloom-tightening-ratio", "0.125"),
+        ("bf.bloom-use-random-seed", "no"),
+        ("bf.bloom-defrag-enabled", "no"),
+    ];
+    for (name, value) in expected {
+        assert_eq!(get(&mut c, name), bulk(value), "{name}");
+    }
+    // A value valkey-bloom refuses stops the load, with the reason in the log.
+    for (args, reason) in [
+        (["bloom-fp-rate", "2"], "ERR (0 < error rate range < 1)"),
+        (
+            ["bloom-expansion", "11"],
+            "argument must be between 1 and 10",
+        ),
+        (
+            ["bloom-defrag-enabled", "maybe"],
+            "argument must be 'yes' or 'no'",
+        ),
+    ] {
+        let log = failed_start_log(&args);
+        assert!(log.contains(reason), "{args:?}: {log}");
+    }
+}

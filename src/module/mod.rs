@@ -43,6 +43,7 @@ const MODULE_VERSION: i32 = 20820;
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     ffi::install_panic_hook();
+    let (args, valkey_arguments) = settings::split_valkey_arguments(args, RedisString::as_slice);
     let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
     if args.len() == 1 {
         ffi::log(
@@ -71,6 +72,12 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     if let Err(reason) = ffi::config::register(ctx.ctx) {
         ffi::log(c"warning", &reason);
         return Status::Err;
+    }
+    for (name, value) in valkey_arguments {
+        if let Err(reason) = ffi::config::set_by_name(name.as_slice(), value.as_slice()) {
+            ffi::log(c"warning", &reason);
+            return Status::Err;
+        }
     }
     ffi::server::declare_options(ctx.ctx, &ffi::server::host(ctx.ctx));
     let families = table::FAMILIES.iter().map(|(_, category)| *category);

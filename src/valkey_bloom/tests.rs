@@ -449,3 +449,62 @@ fn scaled_capacity_matches_valkey_blooms_examples() {
         assert_eq!(got, Ok(reached));
     }
 }
+
+/// A figure of `million/<name>.txt`.
+fn million_figure(name: &str, figure: &str) -> u64 {
+    let text = std::fs::read_to_string(fixture_path(&format!("million/{name}.txt"))).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(figure)?.trim().parse().ok())
+        .unwrap()
+}
+
+/// The million fixtures' probes: 50,000 added items, then 50,000 never added.
+fn million_probes() -> Vec<Vec<u8>> {
+    let added = (0..50_000).map(|i| format!("million:{}", 20 * i));
+    let absent = (0..50_000).map(|j| format!("million:neg:{j}"));
+    added.chain(absent).map(String::into_bytes).collect()
+}
+
+#[test]
+fn a_million_adds_build_the_bloomfilter_crates_bytes() {
+    // (name, capacity, rate, expansion), as the fixtures' README says they were made.
+    let objects = [
+        ("nonscaling", 1_000_000, 0.05, 0),
+        ("scaling", 250_000, 0.05, 4),
+    ];
+    let probes = million_probes();
+    for (name, capacity, fp_rate, expansion) in objects {
+        let blob = std::fs::read(fixture_path(&format!("million/{name}.load"))).unwrap();
+        let loaded = decode_blob(&blob, u64::MAX).unwrap();
+        let recorded = std::fs::read(fixture_path(&format!("million/{name}.probes"))).unwrap();
+        for (at, probe) in probes.iter().enumerate() {
+            let bit = recorded[at / 8] & (1 << (at % 8)) != 0;
+            assert_eq!(loaded.contains(probe), bit, "{name} probe {at}");
+        }
+        assert_eq!(loaded.card(), million_figure(name, "card"), "{name}");
+        assert_eq!(
+            loaded.capacity(),
+            million_figure(name, "capacity"),
+            "{name}"
+        );
+        let filters = loaded.filters().len() as u64;
+        assert_eq!(filters, million_figure(name, "filters"), "{name}");
+        assert_eq!(encode_blob(&loaded), blob, "{name}");
+        // The same object made by a million adds, byte for byte.
+        let params = Params {
+            capacity,
+            fp_rate,
+            tightening: 0.5,
+            expansion,
+            seed: FIXED_SEED,
+            seed_random: false,
+        };
+        let mut built = ValkeyBloom::new(&params, u64::MAX).unwrap();
+        for n in 0..1_000_000 {
+            built
+                .add(format!("million:{n}").as_bytes(), &u64::MAX)
+                .unwrap();
+        }
+        assert!(encode_blob(&built) == blob, "{name}: built by adds");
+    }
+}

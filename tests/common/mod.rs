@@ -2,6 +2,7 @@
 //! `valkey-server` with `BLOOMRS_SERVER=valkey-server`) with the freshly built module on a free
 //! loopback port, and a client that keeps every reply's exact type.
 //!
+//! - `admission`: `used_memory` across a refused command (memory admission tests).
 //! - `client`: the RESP client, `Reply` and its constructors, `call!`, tables of exact replies.
 //! - `server`: starting, restarting and stopping servers; AOF files; waiting for persistence,
 //!   lazy free and replicas.
@@ -19,6 +20,7 @@
 //! Each test binary declares this module `pub mod common;`: its items are then the binary's
 //! public interface, so a helper one binary does not use is not dead code there.
 
+mod admission;
 mod client;
 mod clock;
 mod cluster;
@@ -30,6 +32,7 @@ mod server;
 mod state;
 mod valkey_fixtures;
 
+pub use admission::*;
 pub use client::*;
 pub use clock::*;
 pub use cluster::*;

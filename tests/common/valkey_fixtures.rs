@@ -203,3 +203,30 @@ pub fn valkey_unhex(text: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
         .collect()
 }
+
+/// A figure of `million/<name>.txt` (see the fixtures' README).
+pub fn million_figure(name: &str, figure: &str) -> i64 {
+    let text = std::fs::read_to_string(valkey_fixture(&format!("million/{name}.txt"))).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(figure)?.trim().parse().ok())
+        .unwrap()
+}
+
+/// The million fixtures' probes (50,000 added items, then 50,000 never added) and the
+/// answers recorded for object `name`, one character each.
+pub fn million_probes(name: &str) -> (Vec<Vec<u8>>, String) {
+    let added = (0..50_000).map(|i| format!("million:{}", 20 * i));
+    let absent = (0..50_000).map(|j| format!("million:neg:{j}"));
+    let probes: Vec<Vec<u8>> = added.chain(absent).map(String::into_bytes).collect();
+    let recorded = std::fs::read(valkey_fixture(&format!("million/{name}.probes"))).unwrap();
+    let bits = (0..probes.len())
+        .map(|at| {
+            if recorded[at / 8] & (1 << (at % 8)) != 0 {
+                '1'
+            } else {
+                '0'
+            }
+        })
+        .collect();
+    (probes, bits)
+}

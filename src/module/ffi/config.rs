@@ -5,7 +5,7 @@
 //! as an alias (`settings::UNPREFIXED`); elsewhere those eight are `bf.<name>` only, as before.
 //! The callbacks run on Redis's main thread.
 
-use std::ffi::{c_char, c_int, c_longlong, c_void};
+use std::ffi::{c_char, c_int, c_longlong, c_void, CStr};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
@@ -54,34 +54,6 @@ unsafe extern "C" fn set_numeric(
     }
     setting.set(value);
     raw::REDISMODULE_OK as c_int
-}
-
-/// # Safety
-/// Called by Redis for `bf-error-rate`.
-unsafe extern "C" fn get_error_rate(
-    _name: *const c_char,
-    _privdata: *mut c_void,
-) -> *mut raw::RedisModuleString {
-    ERROR_RATE_TEXT.load(Ordering::Relaxed)
-}
-
-/// # Safety
-/// Called by Redis with the new value and its out-pointer for an error message.
-unsafe extern "C" fn set_error_rate(
-    _name: *const c_char,
-    value: *mut raw::RedisModuleString,
-    _privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    let text = string_bytes(value);
-    match settings::parse_error_rate(text) {
-        Ok(rate) => {
-            settings::set_bf_error_rate(rate);
-            show(&ERROR_RATE_TEXT, text);
-            raw::REDISMODULE_OK as c_int
-        }
-        Err(reason) => set_error(err, reason),
-    }
 }
 
 /// # Safety
@@ -327,7 +299,8 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
         }
     }
     if !unprefixed {
-        register_error_rate(ctx, string)?;
+        let default = format!("{:?}", settings::bf_error_rate());
+        register_text(ctx, string, &ERROR_RATE, &default)?;
     }
     // SAFETY: as above, a static name; Redis then calls `set_compact` with the configured value.
     let status = unsafe {
@@ -366,9 +339,13 @@ pub fn register(ctx: RawCtx) -> Result<(), String> {
     }
     register_valkey_flags(ctx, boolean)?;
     register_valkey_aliases(ctx, numeric)?;
-    register_tightening(ctx, string)?;
+    register_text(ctx, string, &TIGHTENING, "0.5")?;
+    register_text(ctx, string, &FP_RATE, "")?;
+    LOADING.store(true, Ordering::Relaxed);
     // SAFETY: called once during module load.
-    if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
+    let loaded = unsafe { load(ctx) };
+    LOADING.store(false, Ordering::Relaxed);
+    if loaded != raw::REDISMODULE_OK as c_int {
         return Err("invalid bloomrs settings in the configuration".into());
     }
     Ok(())
@@ -391,71 +368,20 @@ unsafe extern "C" fn set_alias(
     privdata: *mut c_void,
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
-    let Some((_, setting, min, max)) = settings::VALKEY_ALIASES.get(privdata as usize) else {
-        return set_error(err, "unknown setting");
-    };
-    match settings::alias_value(value, *min, *max) {
-        Ok(None) => raw::REDISMODULE_OK as c_int,
-        Ok(Some(value)) => match settings::check_cross(setting, value) {
-            Ok(()) => {
-                setting.set(value);
-                raw::REDISMODULE_OK as c_int
-            }
-            Err(reason) => set_error(err, reason),
-        },
+    match set_alias_value(privdata as usize, value) {
+        Ok(()) => raw::REDISMODULE_OK as c_int,
         Err(reason) => set_error(err, &reason),
     }
 }
 
-/// The current `bloom-tightening-ratio` text, owned here (Redis borrows it on CONFIG GET).
-static TIGHTENING_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
-
-/// # Safety
-/// Called by Redis for `bloom-tightening-ratio`.
-unsafe extern "C" fn get_tightening(
-    _name: *const c_char,
-    _privdata: *mut c_void,
-) -> *mut raw::RedisModuleString {
-    TIGHTENING_TEXT.load(Ordering::Relaxed)
-}
-
-/// # Safety
-/// Called by Redis with the new value and its out-pointer for an error message.
-unsafe extern "C" fn set_tightening(
-    _name: *const c_char,
-    value: *mut raw::RedisModuleString,
-    _privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    let text = string_bytes(value);
-    match settings::set_bloom_tightening(text) {
-        Ok(()) => {
-            show(&TIGHTENING_TEXT, text);
-            raw::REDISMODULE_OK as c_int
-        }
-        Err(reason) => set_error(err, reason),
-    }
-}
-
-/// valkey-bloom's `bloom-tightening-ratio`.
-fn register_tightening(ctx: RawCtx, string: StringConfig) -> Result<(), String> {
-    show(&TIGHTENING_TEXT, b"0.5");
-    // SAFETY: a static name and default; Redis copies the default and then calls
-    // `set_tightening` with it or the configured value.
-    let status = unsafe {
-        string(
-            ctx,
-            settings::BLOOM_TIGHTENING_NAME.as_ptr(),
-            c"0.5".as_ptr(),
-            raw::REDISMODULE_CONFIG_DEFAULT,
-            Some(get_tightening),
-            Some(set_tightening),
-            None,
-            null_mut(),
-        )
+/// Sets alias `at` of `settings::VALKEY_ALIASES` to `value` (0 changes nothing).
+fn set_alias_value(at: usize, value: i64) -> Result<(), String> {
+    let Some((_, setting, min, max)) = settings::VALKEY_ALIASES.get(at) else {
+        return Err("unknown setting".into());
     };
-    if status != raw::REDISMODULE_OK as c_int {
-        return Err("cannot register the setting bloom-tightening-ratio".into());
+    if let Some(value) = settings::alias_value(value, *min, *max)? {
+        settings::check_cross(setting, value)?;
+        setting.set(value);
     }
     Ok(())
 }
@@ -491,16 +417,22 @@ fn register_valkey_aliases(ctx: RawCtx, numeric: NumericConfig) -> Result<(), St
     Ok(())
 }
 
-/// `bf-valkey-bloom` and valkey-bloom's `bloom-use-random-seed`.
+/// `bf-valkey-bloom` and valkey-bloom's `bloom-use-random-seed` and `bloom-defrag-enabled`.
+static VALKEY_FLAGS: [(&CStr, &AtomicBool); 3] = [
+    (settings::BF_VALKEY_BLOOM_NAME, &settings::BF_VALKEY_BLOOM),
+    (
+        settings::BLOOM_USE_RANDOM_SEED_NAME,
+        &settings::BLOOM_USE_RANDOM_SEED,
+    ),
+    (
+        settings::BLOOM_DEFRAG_ENABLED_NAME,
+        &settings::BLOOM_DEFRAG_ENABLED,
+    ),
+];
+
+/// Registers `VALKEY_FLAGS`.
 fn register_valkey_flags(ctx: RawCtx, boolean: BoolConfig) -> Result<(), String> {
-    let flags = [
-        (settings::BF_VALKEY_BLOOM_NAME, &settings::BF_VALKEY_BLOOM),
-        (
-            settings::BLOOM_USE_RANDOM_SEED_NAME,
-            &settings::BLOOM_USE_RANDOM_SEED,
-        ),
-    ];
-    for (name, flag) in flags {
+    for (name, flag) in VALKEY_FLAGS {
         let privdata = (flag as *const AtomicBool).cast_mut().cast::<c_void>();
         let default = c_int::from(flag.load(Ordering::Relaxed));
         let config = raw::REDISMODULE_CONFIG_DEFAULT;
@@ -524,26 +456,145 @@ fn register_valkey_flags(ctx: RawCtx, boolean: BoolConfig) -> Result<(), String>
     Ok(())
 }
 
-/// `bf.bf-error-rate` where the server has no unprefixed names.
-fn register_error_rate(ctx: RawCtx, string: StringConfig) -> Result<(), String> {
-    let default = format!("{:?}", settings::bf_error_rate());
-    show(&ERROR_RATE_TEXT, default.as_bytes());
+/// A setting Redis keeps as text (it has no floating-point module configurations): the
+/// text CONFIG GET shows, owned here (Redis borrows it), and how a new text is taken.
+struct TextSetting {
+    name: &'static CStr,
+    shown: &'static AtomicPtr<raw::RedisModuleString>,
+    take: fn(&[u8]) -> Result<(), &'static str>,
+}
+
+/// `bf-error-rate` where the server has no unprefixed names.
+static ERROR_RATE: TextSetting = TextSetting {
+    name: settings::BF_ERROR_RATE_NAME,
+    shown: &ERROR_RATE_TEXT,
+    take: settings::set_bf_error_rate_text,
+};
+
+/// The current `bloom-tightening-ratio` text.
+static TIGHTENING_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+
+/// valkey-bloom's `bloom-tightening-ratio`.
+static TIGHTENING: TextSetting = TextSetting {
+    name: settings::BLOOM_TIGHTENING_NAME,
+    shown: &TIGHTENING_TEXT,
+    take: settings::set_bloom_tightening,
+};
+
+/// valkey-bloom's `bloom-fp-rate`: the same value and text as `bf-error-rate`.
+static FP_RATE: TextSetting = TextSetting {
+    name: settings::BLOOM_FP_RATE_NAME,
+    shown: &ERROR_RATE_TEXT,
+    take: settings::set_bloom_fp_rate,
+};
+
+/// Set while the server applies the configuration at load: an empty text is then the
+/// load-time default of an alias (`bloom-fp-rate`), which changes nothing.
+static LOADING: AtomicBool = AtomicBool::new(false);
+
+/// # Safety
+/// `privdata` is one of the `&'static TextSetting` registered below.
+unsafe extern "C" fn get_text(
+    _name: *const c_char,
+    privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
+    privdata
+        .cast::<TextSetting>()
+        .as_ref()
+        .map_or(null_mut(), |setting| setting.shown.load(Ordering::Relaxed))
+}
+
+/// # Safety
+/// As `get_text`, with the new value and Redis's out-pointer for an error message.
+unsafe extern "C" fn set_text(
+    _name: *const c_char,
+    value: *mut raw::RedisModuleString,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let Some(setting) = privdata.cast::<TextSetting>().as_ref() else {
+        return set_error(err, "unknown setting");
+    };
+    let text = string_bytes(value);
+    if text.is_empty() && LOADING.load(Ordering::Relaxed) {
+        return raw::REDISMODULE_OK as c_int;
+    }
+    match take_text(setting, text) {
+        Ok(()) => raw::REDISMODULE_OK as c_int,
+        Err(reason) => set_error(err, reason),
+    }
+}
+
+/// Takes `text` as the new value of `setting`, and shows it.
+fn take_text(setting: &TextSetting, text: &[u8]) -> Result<(), &'static str> {
+    (setting.take)(text)?;
+    show(setting.shown, text);
+    Ok(())
+}
+
+/// Sets one of valkey-bloom's settings by its name (any case) from its text, as `CONFIG SET
+/// bf.<name>` would: how valkey-bloom takes its module arguments (`bloom-capacity 1000`).
+pub fn set_by_name(name: &[u8], value: &[u8]) -> Result<(), String> {
+    let refused = |reason: &str| {
+        format!(
+            "module argument {}: {reason}",
+            String::from_utf8_lossy(name)
+        )
+    };
+    let named = |candidate: &CStr| candidate.to_bytes().eq_ignore_ascii_case(name);
+    if let Some(setting) = [&TIGHTENING, &FP_RATE].iter().find(|s| named(s.name)) {
+        return take_text(setting, value).map_err(refused);
+    }
+    if let Some(at) = settings::VALKEY_ALIASES.iter().position(|a| named(a.0)) {
+        let number = std::str::from_utf8(value)
+            .ok()
+            .and_then(|text| text.parse::<i64>().ok())
+            .filter(|number| *number != 0)
+            .ok_or_else(|| refused("not an integer in the setting's range"))?;
+        return set_alias_value(at, number).map_err(|reason| refused(&reason));
+    }
+    if let Some((_, flag)) = VALKEY_FLAGS.iter().find(|(flag_name, _)| named(flag_name)) {
+        let on = if value.eq_ignore_ascii_case(b"yes") {
+            true
+        } else if value.eq_ignore_ascii_case(b"no") {
+            false
+        } else {
+            return Err(refused("argument must be 'yes' or 'no'"));
+        };
+        flag.store(on, Ordering::Relaxed);
+        return Ok(());
+    }
+    Err(refused("unknown setting"))
+}
+
+/// Registers `setting` with `default` (shown until it is set, unless empty).
+fn register_text(
+    ctx: RawCtx,
+    string: StringConfig,
+    setting: &'static TextSetting,
+    default: &str,
+) -> Result<(), String> {
+    if !default.is_empty() {
+        show(setting.shown, default.as_bytes());
+    }
     let default = format!("{default}\0");
-    // SAFETY: as above; the default text is copied by Redis, which then calls `set_error_rate`.
+    let privdata = (setting as *const TextSetting).cast_mut().cast::<c_void>();
+    // SAFETY: a static name and a static setting as private data; Redis copies the default
+    // text and then calls `set_text` with it or the configured value.
     let status = unsafe {
         string(
             ctx,
-            settings::BF_ERROR_RATE_NAME.as_ptr(),
+            setting.name.as_ptr(),
             default.as_ptr().cast(),
             raw::REDISMODULE_CONFIG_DEFAULT,
-            Some(get_error_rate),
-            Some(set_error_rate),
+            Some(get_text),
+            Some(set_text),
             None,
-            null_mut(),
+            privdata,
         )
     };
     if status != raw::REDISMODULE_OK as c_int {
-        return Err("cannot register the setting bf-error-rate".into());
+        return Err(format!("cannot register the setting {:?}", setting.name));
     }
     Ok(())
 }

@@ -360,15 +360,48 @@ pub fn bloom_tightening() -> f64 {
 
 /// Sets `bloom-tightening-ratio` from its text: a number strictly between 0 and 1.
 pub fn set_bloom_tightening(text: &[u8]) -> Result<(), &'static str> {
+    let ratio = valkey_ratio(text, "ERR (0 < tightening ratio range < 1)")?;
+    BLOOM_TIGHTENING.store(ratio.to_bits(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// valkey-bloom's `bloom-fp-rate`: another name of `bf-error-rate` (the error rate of filters
+/// made without one), taking valkey-bloom's text and refusals.
+pub const BLOOM_FP_RATE_NAME: &CStr = c"bloom-fp-rate";
+
+/// Sets the error rate from a `bloom-fp-rate` text: a number strictly between 0 and 1.
+pub fn set_bloom_fp_rate(text: &[u8]) -> Result<(), &'static str> {
+    set_bf_error_rate(valkey_ratio(text, "ERR (0 < error rate range < 1)")?);
+    Ok(())
+}
+
+/// Sets the error rate from a `bf-error-rate` text.
+pub fn set_bf_error_rate_text(text: &[u8]) -> Result<(), &'static str> {
+    set_bf_error_rate(parse_error_rate(text)?);
+    Ok(())
+}
+
+/// A number strictly between 0 and 1 as valkey-bloom parses its string settings, with its
+/// refusal texts.
+fn valkey_ratio(text: &[u8], out_of_range: &'static str) -> Result<f64, &'static str> {
     let ratio: f64 = std::str::from_utf8(text)
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .ok_or("Invalid floating-point value")?;
-    if !(ratio > 0.0 && ratio < 1.0) {
-        return Err("ERR (0 < tightening ratio range < 1)");
+    if ratio > 0.0 && ratio < 1.0 {
+        Ok(ratio)
+    } else {
+        Err(out_of_range)
     }
-    BLOOM_TIGHTENING.store(ratio.to_bits(), Ordering::Relaxed);
-    Ok(())
+}
+
+/// valkey-bloom's `bloom-defrag-enabled`: whether active defragmentation (when the server's
+/// `activedefrag` runs it) moves the module's values; on by default.
+pub static BLOOM_DEFRAG_ENABLED: AtomicBool = AtomicBool::new(true);
+pub const BLOOM_DEFRAG_ENABLED_NAME: &CStr = c"bloom-defrag-enabled";
+
+pub fn bloom_defrag_enabled() -> bool {
+    BLOOM_DEFRAG_ENABLED.load(Ordering::Relaxed)
 }
 
 /// valkey-bloom's names for the numeric settings it shares with bloomrs, with valkey-bloom's
@@ -425,6 +458,45 @@ pub fn check_cross(setting: &Numeric, value: i64) -> Result<(), &'static str> {
         return Err("cf-initial-size must be at least twice cf-bucket-size");
     }
     Ok(())
+}
+
+/// valkey-bloom's settings, which it also takes as module arguments (`loadmodule ...
+/// bloom-capacity 1000`, as `CONFIG SET bf.bloom-capacity 1000`).
+pub const VALKEY_SETTINGS: [&str; 7] = [
+    "bloom-capacity",
+    "bloom-expansion",
+    "bloom-memory-usage-limit",
+    "bloom-fp-rate",
+    "bloom-tightening-ratio",
+    "bloom-use-random-seed",
+    "bloom-defrag-enabled",
+];
+
+/// Splits the module arguments into RedisBloom's and the `name value` pairs that name one of
+/// valkey-bloom's settings (given as pairs only where the arguments are pairs; else all stay
+/// RedisBloom's, which refuses them).
+pub fn split_valkey_arguments<T>(
+    args: &[T],
+    bytes: impl Fn(&T) -> &[u8],
+) -> (Vec<&T>, Vec<(&T, &T)>) {
+    let mut redisbloom = Vec::new();
+    let mut valkey = Vec::new();
+    if args.len() % 2 != 0 {
+        return (args.iter().collect(), valkey);
+    }
+    for pair in args.chunks(2) {
+        if let [name, value] = pair {
+            let valkeys = VALKEY_SETTINGS
+                .iter()
+                .any(|v| v.as_bytes().eq_ignore_ascii_case(bytes(name)));
+            if valkeys {
+                valkey.push((name, value));
+            } else {
+                redisbloom.extend([name, value]);
+            }
+        }
+    }
+    (redisbloom, valkey)
 }
 
 /// The legacy load arguments, parsed as RedisBloom parses them (same log messages on failure).
@@ -520,7 +592,8 @@ impl LoadArguments {
 fn unrecognized(name: &[u8]) -> String {
     format!(
         "Unrecognized option `{}`: the module arguments are INITIAL_SIZE, ERROR_RATE, \
-         CF_MAX_EXPANSIONS and MAX_FILTER_BYTES, each followed by its value",
+         CF_MAX_EXPANSIONS and MAX_FILTER_BYTES, and valkey-bloom's bloom-* settings, each \
+         followed by its value",
         String::from_utf8_lossy(name)
     )
 }
@@ -584,6 +657,27 @@ mod tests {
         for other in [&BF_WINDOW, &MAX_FILTER_BYTES, &BF_SPARSE_MAX_BYTES] {
             assert!(!has_unprefixed_name(other));
         }
+    }
+
+    #[test]
+    fn valkey_blooms_string_settings_refuse_in_its_words() {
+        let range = "ERR (0 < error rate range < 1)";
+        for (text, reason) in [
+            (&b"1"[..], range),
+            (b"0", range),
+            (b"-0.5", range),
+            (b"NaN", range),
+            (b"abc", "Invalid floating-point value"),
+            (b"", "Invalid floating-point value"),
+        ] {
+            assert_eq!(set_bloom_fp_rate(text), Err(reason), "{text:?}");
+        }
+        assert_eq!(
+            set_bloom_tightening(b"1"),
+            Err("ERR (0 < tightening ratio range < 1)")
+        );
+        assert_eq!(bf_error_rate(), 0.01);
+        assert_eq!(bloom_tightening(), 0.5);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use redis_module::raw;
 use crate::budget::Budget;
 use crate::module::ffi::io::{log_load_error, value_ref, Defrag, IoReader, IoWriter};
 use crate::module::ffi::{callback_admission, guard, log, RawString};
+use crate::module::state::settings;
 use crate::module::state::stats::{self, Measured};
 use crate::rdb::LoadError;
 
@@ -148,6 +149,9 @@ unsafe extern "C" fn defrag<T: FilterValue>(
     value: *mut *mut c_void,
 ) -> c_int {
     guard(0, || {
+        if !settings::bloom_defrag_enabled() {
+            return 0;
+        }
         let defrag = Defrag::new(ctx);
         defrag.value(value);
         if let Some(value) = value.as_ref().and_then(|v| v.cast::<T>().as_mut()) {
