@@ -94,6 +94,35 @@ fn each_write_arms_the_expiry_to_the_end_of_the_window() {
     assert_eq!(call!(c, "PEXPIRETIME", "k"), Int(day_start + 6 * DAY));
 }
 
+/// The expiry moves once a slot: writes within one propagate no `PEXPIREAT`, and an expiry
+/// the key lost (`PERSIST`) is armed again by the next write.
+#[test]
+fn the_expiry_propagates_when_it_moves() {
+    let s = Server::with_module_and_config(fault_module(), &aof_always("no"));
+    let mut c = s.client();
+    let t = noon(&mut c);
+    travel_to(&mut c, t);
+    let reserve = call!(c, "BF.RESERVE", "k", "0.01", "100", "WINDOW", WINDOW_S);
+    assert_eq!(reserve, ok());
+    for item in ["a", "b", "c", "d"] {
+        assert_eq!(call!(c, "BF.ADD", "k", item), Int(1));
+    }
+    travel_to(&mut c, t + DAY);
+    assert_eq!(call!(c, "BF.MADD", "k", "e", "f"), ints(&[1, 1]));
+    assert_eq!(call!(c, "BF.ADD", "k", "g"), Int(1));
+    assert_eq!(call!(c, "PERSIST", "k"), Int(1));
+    assert_eq!(call!(c, "BF.ADD", "k", "h"), Int(1));
+    let day_start = t - 12 * HOUR;
+    assert_eq!(call!(c, "PEXPIRETIME", "k"), Int(day_start + 5 * DAY));
+    let armed: Vec<String> = aof_written(&s, &mut c)
+        .into_iter()
+        .filter(|words| words[0].eq_ignore_ascii_case("PEXPIREAT"))
+        .map(|words| words[2].clone())
+        .collect();
+    let at = |days: i64| (day_start + days * DAY).to_string();
+    assert_eq!(armed, [at(4), at(5), at(5)]);
+}
+
 #[test]
 fn info_adds_window_and_generations_after_redisbloom_fields() {
     let (_s, mut c, _) = server_at_noon();

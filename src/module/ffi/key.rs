@@ -181,7 +181,13 @@ impl Key {
         }
     }
 
-    /// Makes the (writable, non-empty) key expire at Unix time `at_ms`.
+    /// The Unix time in milliseconds the key expires at, if it has an expiry.
+    pub fn expire_at(&self) -> Option<i64> {
+        // SAFETY: `ptr` is an open key; an empty key or one without expiry answers -1.
+        let at = unsafe { api!(RedisModule_GetAbsExpire)(self.ptr) };
+        (at >= 0).then_some(at)
+    }
+
     /// Sets the key to expire at `at_ms`, clamped to what the server stores (an i64);
     /// returns the time applied, which is what a replica must be told.
     pub fn set_expire_at(&mut self, at_ms: u64) -> i64 {

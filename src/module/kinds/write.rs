@@ -201,8 +201,12 @@ impl Write {
         } else {
             applied.propagate(ctx, key_name, next, usize::MAX);
         }
-        if let Some(at) = self.expire_at_ms {
-            let at = key.set_expire_at(at).to_string();
+        // An expiry the key holds already is the replicas' too: set and told once a slot.
+        let wanted = self
+            .expire_at_ms
+            .map(|at| i64::try_from(at).unwrap_or(i64::MAX));
+        if let Some(at) = wanted.filter(|&at| key.expire_at() != Some(at)) {
+            let at = key.set_expire_at(at as u64).to_string();
             ctx.replicate(c"PEXPIREAT", key_name, &[at.as_bytes()]);
         }
     }
