@@ -48,6 +48,11 @@ def floor_usage(client, error, n):
     return usage(client, "floor")
 
 
+def start_ms(client, args):
+    """A window boundary (so every slot boundary too) a couple of windows from now."""
+    return (client.time()[0] // args.window + 2) * args.window * 1000
+
+
 def geometric(values):
     return math.exp(sum(map(math.log, values)) / len(values))
 
@@ -56,23 +61,24 @@ def steady_case(client, error, rate, generations, args):
     """Feeds one filter; returns its samples after the first window and their summary."""
     window_ms = args.window * 1000
     slot_ms = window_ms // generations
-    tick_ms = slot_ms // args.ticks
-    start = (client.time()[0] // args.window + 2) * window_ms  # slot-aligned
+    ticks = args.windows * generations * args.ticks
+    first = start_ms(client, args)
+    moments = [first + tick * slot_ms // args.ticks for tick in range(ticks + 1)]
+    start = moments[0]
     client.delete("k")
     client.execute_command("BF.RESERVE", "k", error, 100, "COMPACT", "WINDOW", args.window,
                            "GENERATIONS", generations)
-    fed, ticks, samples = 0, [], []
-    for tick in range(args.windows * generations * args.ticks):
-        now = start + tick * tick_ms
+    fed, history, samples = 0, [], []
+    for now, end in zip(moments, moments[1:]):
         set_clock(client, now)
-        count = round(rate * (now + tick_ms - start) / 1000) - fed
+        count = round(rate * (end - start) / 1000) - fed
         feed(client, fed, count)
-        ticks.append((now, fed))
+        history.append((now, fed))
         fed += count
-        if now + tick_ms - start <= window_ms:
+        if end - start <= window_ms:
             continue
         oldest = (now // slot_ms - (generations - 1)) * slot_ms
-        held = fed - next(before for t, before in ticks if t >= oldest)
+        held = fed - next(before for t, before in history if t >= oldest)
         used = usage(client, "k")
         samples.append({
             "seconds": (now - start) / 1000,
