@@ -16,7 +16,8 @@ lock-step on the same candidates:
                   (grows like (a) and forgets nothing, next to the windowed filters)
     (e) compact_window: with --compact-window, BF.RESERVE seen:{u} 0.01 100 COMPACT WINDOW w
                   GENERATIONS g; BF.MEXISTS; BF.MADD (the feed filter: generations grown by
-                  segments, each starting at one)
+                  segments, each starting at one); --compact-window-error E gives them
+                  another rate, to compare memory at the windowed filters' measured rate
 
 The windowed filters' servers run the `fault-injection` build, whose `BF.__FAULT CLOCK` sets
 the simulated time (the other two need no clock: the sorted set is scored by the simulated
@@ -128,8 +129,8 @@ class Commands:
     @staticmethod
     def compact_window(pipe, user, ids, now_ms, first, args):
         if first:
-            pipe.execute_command("BF.RESERVE", key(user), ERROR_RATE, COMPACT_WINDOW_CAPACITY,
-                                 "COMPACT", "WINDOW", args.window_days * 86400,
+            pipe.execute_command("BF.RESERVE", key(user), args.compact_window_error,
+                                 COMPACT_WINDOW_CAPACITY, "COMPACT", "WINDOW", args.window_days * 86400,
                                  "GENERATIONS", args.generations)
         pipe.execute_command("BF.MEXISTS", key(user), *ids)
 
