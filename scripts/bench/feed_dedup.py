@@ -358,6 +358,11 @@ def parse_args():
                                    "what a user with one refresh a day is offered)")
     time_stepped.add_argument("--window-expansion", type=int, default=2,
                               help="expansion of a windowed filter's generations")
+    time_stepped.add_argument("--compact-window", action="store_true",
+                              help="add compact windowed filters (BF.RESERVE ... 100 COMPACT "
+                                   "WINDOW w GENERATIONS g) on a server of their own")
+    time_stepped.add_argument("--compact-window-error", type=float, default=ERROR_RATE,
+                              help="error rate of the compact windowed filters")
     time_stepped.add_argument("--bloomrs-fault", default=os.path.join(
         "target", "fault-injection", "release", "libbloomrs.so"),
         help="the fault-injection build, whose clock the simulation moves")

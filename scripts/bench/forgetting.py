@@ -14,8 +14,12 @@ lock-step on the same candidates:
                   -inf <time - window> (what a Redis user builds without a module)
     (d) compact:  with --compact, BF.RESERVE seen:{u} 0.01 1000 COMPACT; BF.MEXISTS; BF.MADD
                   (grows like (a) and forgets nothing, next to the windowed filters)
+    (e) compact_window: with --compact-window, BF.RESERVE seen:{u} 0.01 100 COMPACT WINDOW w
+                  GENERATIONS g; BF.MEXISTS; BF.MADD (the feed filter: generations grown by
+                  segments, each starting at one); --compact-window-error E gives them
+                  another rate, to compare memory at the windowed filters' measured rate
 
-The windowed filters' server runs the `fault-injection` build, whose `BF.__FAULT CLOCK` sets
+The windowed filters' servers run the `fault-injection` build, whose `BF.__FAULT CLOCK` sets
 the simulated time (the other two need no clock: the sorted set is scored by the simulated
 time). At the end of each day, used_memory per user of each server. The script knows what each
 approach showed and when, so it counts false positives (an item not shown within the window,
@@ -38,6 +42,7 @@ DAY_MS = 86_400_000
 ERROR_RATE = 0.01
 GROWING_CAPACITY = 1000
 EXPANSION = 10
+COMPACT_WINDOW_CAPACITY = 100
 NEVER = -1
 
 
@@ -119,6 +124,14 @@ class Commands:
         if first:
             pipe.execute_command("BF.RESERVE", key(user), ERROR_RATE, GROWING_CAPACITY,
                                  "COMPACT")
+        pipe.execute_command("BF.MEXISTS", key(user), *ids)
+
+    @staticmethod
+    def compact_window(pipe, user, ids, now_ms, first, args):
+        if first:
+            pipe.execute_command("BF.RESERVE", key(user), args.compact_window_error,
+                                 COMPACT_WINDOW_CAPACITY, "COMPACT", "WINDOW", args.window_days * 86400,
+                                 "GENERATIONS", args.generations)
         pipe.execute_command("BF.MEXISTS", key(user), *ids)
 
     @staticmethod
@@ -223,6 +236,11 @@ def simulate(args, start_ms):
         if args.compact:
             compact_server = servers.enter_context(RedisServer(args.bloomrs_fault))
             approaches.append(Approach("compact", compact_server, args.users, None, None))
+        if args.compact_window:
+            server = servers.enter_context(RedisServer(args.bloomrs_fault))
+            approaches.append(Approach("compact_window", server, args.users, window_ms,
+                                       remember_ms))
+        clocked = [a.server for a in approaches if a.name in ("windowed", "compact_window")]
         baselines = [a.server.used_memory() for a in approaches]
         started = time.perf_counter()
         rounds = counts[0]
@@ -232,7 +250,8 @@ def simulate(args, start_ms):
                 feed.start_day(day)
                 for round_no in range(rounds):
                     now_ms = start_ms + day * DAY_MS + round_no * DAY_MS // rounds
-                    set_clock(windowed_server, now_ms)
+                    for server in clocked:
+                        set_clock(server, now_ms)
                     active = sum(1 for c in counts if c > round_no)
                     for first in range(0, active, args.batch):
                         users = range(first, min(active, first + args.batch))
@@ -258,6 +277,11 @@ def run(args):
         extra["final_memory_per_user"] = final
         extra["compact_over_growing_final"] = final["compact"] / final["growing"]
         extra["windowed_over_compact_final"] = final["windowed"] / final["compact"]
+    if "compact_window" in steady:
+        extra["compact_window_over_windowed"] = steady["compact_window"] / steady["windowed"]
+        extra["compact_window_over_windowed_keys"] = statistics.fmean(
+            c / w for c, w in zip(results["compact_window"]["key_bytes_per_user_by_day"][window:],
+                                  results["windowed"]["key_bytes_per_user_by_day"][window:]))
     return extra | {
         "wall_seconds": round(elapsed, 1),
         "refreshes_per_day": sum(daily_refreshes(args)),
@@ -281,6 +305,10 @@ def print_summary(result, args):
               f"shown again within memory {entry['shown_within_memory']}")
     print(f"windowed / zset memory per user after the first window: "
           f"{result['windowed_over_zset']:.3f}")
+    if "compact_window_over_windowed" in result:
+        print(f"compact_window / windowed memory per user after the first window: "
+              f"{result['compact_window_over_windowed']:.3f} (used_memory), "
+              f"{result['compact_window_over_windowed_keys']:.3f} (MEMORY USAGE of the keys)")
     if "compact_over_growing_final" in result:
         print(f"on the last day, compact / growing {result['compact_over_growing_final']:.3f}, "
               f"windowed / compact {result['windowed_over_compact_final']:.3f}")

@@ -197,12 +197,13 @@ def plot_feed_tiers(json_path):
 
 def plot_forget_memory(json_path):
     """Memory per user by simulated day: growing filters, windowed filters, sorted sets (and
-    compact filters when the run had --compact)."""
+    compact filters, compact windowed filters when the run had --compact, --compact-window)."""
     data = _load(json_path)
     settings = data["settings"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
     styles = (("growing", COLORS[0], "--"), ("windowed", COLORS[0], "-"),
-              ("zset", COLORS[1], "-"), ("compact", "#d62728", "-."))
+              ("zset", COLORS[1], "-"), ("compact", "#d62728", "-."),
+              ("compact_window", "#2ca02c", "-"))
     for name, color, line in styles:
         entry = data["approaches"].get(name)
         if entry is None:

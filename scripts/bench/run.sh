@@ -4,7 +4,7 @@
 #   commandstats.py  server time per call of BF.*/CF.* next to GETBIT and SISMEMBER
 #   feed_dedup.py    the feed de-duplication workload, per-user SETs against bloomrs, and its
 #                    time-stepped mode (--days 90 --window-days 30): growing filters, windowed
-#                    filters and trimmed sorted sets over simulated days
+#                    filters, compact windowed filters and trimmed sorted sets over simulated days
 #   sparse.py        sparse Bloom filters: MEMORY USAGE by items held against a SET and the
 #                    dense filter, and costs per call; then feed_dedup.py with and without
 #                    80% idle users, adding bloomrs with bf-sparse-max-bytes 2048
@@ -46,7 +46,7 @@ cd "$(dirname "$0")/../.."
 stats_args=()
 feed_args=()
 sparse_args=()
-forget_args=(--days 90 --window-days 30)
+forget_args=(--days 90 --window-days 30 --compact-window)
 counting_args=()
 compact_args=()
 guarantees_args=()
