@@ -665,12 +665,10 @@ impl Compact {
         }
         self.write_stream(start as usize, Some(data), data.len());
         self.received += len;
-        if self.is_loaded() {
-            if self.settle(max_bytes).is_err() {
-                // A refused table changed nothing but its derived counts: taken back.
-                self.take_back(start, data.len());
-                return Err(ChunkError::BadData);
-            }
+        if self.is_loaded() && self.settle(max_bytes).is_err() {
+            // A refused table changed nothing but its derived counts: taken back.
+            self.take_back(start, data.len());
+            return Err(ChunkError::BadData);
         }
         Ok(())
     }
