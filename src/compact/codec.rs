@@ -16,7 +16,7 @@
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
 use super::counters;
-use super::doubling::{table_cost, Doubling};
+use super::doubling::{elements_cost, Doubling};
 use super::table::{offset_bytes, table_bytes, Table};
 use super::{
     fingerprint_bits, max_entries, next_width, value_bytes, width_for, Compact, MAX_LOG2_SLOTS,
@@ -192,10 +192,35 @@ fn sized(table: &Table, log2_slots: u32, width: u32) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// A complete table's own checks: no stray bits, runs whose entries have counters in their
-/// one form (only `counted` tables count) and each fingerprint once (unless `legacy`): the
-/// slots it uses.
-fn sound(table: &Table, counted: bool, legacy: bool) -> Result<u64, LoadError> {
+/// What one walk of a complete table finds (`surveyed`).
+struct Survey {
+    /// Slots in use.
+    entries: u64,
+    /// Slots the runs from the walk's first quotient on take in the next table.
+    cost: u64,
+    /// Whether a run holds a fingerprint twice (allowed only in encoding 1's form).
+    repeated: bool,
+    /// The table's block offsets, from its runs.
+    offsets: Vec<u16>,
+}
+
+/// What a table is checked against, and how its runs are costed for the next table.
+#[derive(Clone, Copy)]
+struct Rules {
+    /// Entries may have counters.
+    counted: bool,
+    /// A run may hold a fingerprint twice (encoding 1's form).
+    legacy: bool,
+    /// Runs of quotients from this one on are costed.
+    from: u64,
+    next_width: u32,
+    deletable: bool,
+}
+
+/// A complete table's own checks, in one walk: no stray bits, runs whose entries have
+/// counters in their one form (only `counted` tables count) and each fingerprint once
+/// (unless `legacy`); the slots it uses and its runs' cost in the next table on the way.
+fn surveyed(table: &Table, rules: Rules) -> Result<Survey, LoadError> {
     // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
     let used = table.slots() * (u64::from(table.width) + 2) / 8;
     let stray = table
@@ -206,21 +231,46 @@ fn sound(table: &Table, counted: bool, legacy: bool) -> Result<u64, LoadError> {
         return Err(LoadError::Invalid("bits past the table"));
     }
     let mut seen: Vec<u64> = Vec::new();
-    let mut sound = true;
-    let walked = table.for_each_run(|_, _, fields| {
+    let (mut sound, mut repeated, mut cost) = (true, false, 0u64);
+    let mut offsets = vec![0u16; table.offsets.len()];
+    let walked = table.for_each_run(|x, end, fields| {
+        table.note_offsets(&mut offsets, x, end);
         seen.clear();
         let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
-        for e in counters::elements(fields.len() as u64, table.width, field_at) {
-            sound &= e.canonical && (counted || e.pairs == 0);
+        let elements = || counters::elements(fields.len() as u64, table.width, field_at);
+        for e in elements() {
+            sound &= e.canonical && (rules.counted || e.pairs == 0);
             seen.push(e.field);
         }
         seen.sort_unstable();
-        sound &= legacy || seen.windows(2).all(|w| w.first() != w.get(1));
+        repeated |= seen.windows(2).any(|w| w.first() == w.get(1));
+        if x >= rules.from {
+            let run = elements_cost(elements, table.width, rules.next_width, rules.deletable);
+            cost = cost.saturating_add(run);
+        }
     });
-    if !sound {
+    if !sound || (repeated && !rules.legacy) {
         return Err(LoadError::Invalid("counters"));
     }
-    walked.ok_or(LoadError::Invalid("table metadata"))
+    let entries = walked.ok_or(LoadError::Invalid("table metadata"))?;
+    Ok(Survey {
+        entries,
+        cost,
+        repeated,
+        offsets,
+    })
+}
+
+/// The counts and offsets a value's tables give (none until every chunk arrived).
+#[derive(Default)]
+struct Derived {
+    moved: u64,
+    /// A doubling's.
+    pending: u64,
+    /// A table in encoding 1's form holds a fingerprint twice (`Compact::upgrade`).
+    repeated: bool,
+    /// The table's offsets, and a doubling's old table's.
+    offsets: [Vec<u16>; 2],
 }
 
 impl Compact {
@@ -235,7 +285,7 @@ impl Compact {
         }
         let derived = self.check(max_bytes)?;
         let pending = self.doubling.as_ref().map_or(0, |d| d.pending);
-        if derived != (self.moved, pending) {
+        if (derived.moved, derived.pending) != (self.moved, pending) {
             return Err(LoadError::Invalid("derived counts"));
         }
         self.check_reserve()
@@ -262,9 +312,9 @@ impl Compact {
     }
 
     /// [`Self::validate`] without the rule that a complete table is in encoding 2 (a table
-    /// in encoding 1 has a repeated entry per add, and no counters): the derived counts,
-    /// `moved` and a doubling's `pending` (zero until every chunk arrived).
-    fn check(&self, max_bytes: u64) -> Result<(u64, u64), LoadError> {
+    /// in encoding 1 has a repeated entry per add, and no counters): the derived counts.
+    /// One walk of each table.
+    fn check(&self, max_bytes: u64) -> Result<Derived, LoadError> {
         let dims = Shape::of(self).check(max_bytes)?;
         sized(&self.table, dims.log2_slots, dims.width)?;
         match (&self.doubling, dims.old) {
@@ -290,45 +340,69 @@ impl Compact {
             if dirty(pending_new) || pending_old.is_some_and(dirty) {
                 return Err(LoadError::Invalid("bytes past those received"));
             }
-            return Ok((0, 0));
+            return Ok(Derived::default());
         }
-        let counted = self.deletable && !self.legacy;
-        if sound(&self.table, counted, self.legacy)? != self.entries {
-            return Err(LoadError::Invalid("entry count"));
-        }
-        let moved = table_cost(&self.table, 0, self.next_width(), self.deletable)
-            .ok_or(LoadError::Invalid("table metadata"))?;
-        let Some(d) = &self.doubling else {
-            return Ok((moved, 0));
+        let rules = Rules {
+            counted: self.deletable && !self.legacy,
+            legacy: self.legacy,
+            from: 0,
+            next_width: self.next_width(),
+            deletable: self.deletable,
         };
-        if sound(&d.old, counted, false)? > max_entries(d.old.slots()) {
+        let table = surveyed(&self.table, rules)?;
+        if table.entries != self.entries {
             return Err(LoadError::Invalid("entry count"));
         }
-        let pending = table_cost(&d.old, d.cursor, self.table.width, self.deletable)
-            .ok_or(LoadError::Invalid("table metadata"))?;
+        let Some(d) = &self.doubling else {
+            return Ok(Derived {
+                moved: table.cost,
+                pending: 0,
+                repeated: table.repeated,
+                offsets: [table.offsets, Vec::new()],
+            });
+        };
+        let old_rules = Rules {
+            legacy: false,
+            from: d.cursor,
+            next_width: self.table.width,
+            ..rules
+        };
+        let old = surveyed(&d.old, old_rules)?;
+        if old.entries > max_entries(d.old.slots()) {
+            return Err(LoadError::Invalid("entry count"));
+        }
         let committed = self
             .entries
-            .saturating_add(pending)
+            .saturating_add(old.cost)
             .saturating_add(d.reserve);
         if committed > max_entries(self.table.slots()) {
             return Err(LoadError::Invalid("doubling"));
         }
-        Ok((moved, pending))
+        Ok(Derived {
+            moved: table.cost,
+            pending: old.cost,
+            repeated: false,
+            offsets: [table.offsets, old.offsets],
+        })
     }
 
-    /// Checks a value just read whole and sets its derived counts and offsets.
+    /// Checks a value just read whole and sets its derived counts and offsets; a table in
+    /// encoding 1's form is then brought to encoding 2 (`upgrade`). Refused with nothing
+    /// changed but the derived counts.
     pub(super) fn settle(&mut self, max_bytes: u64) -> Result<(), LoadError> {
-        let (moved, pending) = self.check(max_bytes)?;
+        let derived = self.check(max_bytes)?;
         if !self.is_loaded() {
             return Ok(());
         }
-        self.moved = moved;
-        self.table.rebuild_offsets();
+        self.moved = derived.moved;
+        let [offsets, old_offsets] = derived.offsets;
+        self.table.set_offsets(offsets);
         if let Some(d) = &mut self.doubling {
-            d.pending = pending;
-            d.old.rebuild_offsets();
+            d.pending = derived.pending;
+            d.old.set_offsets(old_offsets);
         }
-        self.check_reserve()
+        self.check_reserve()?;
+        self.upgrade(derived.repeated, max_bytes)
     }
 
     pub fn save(&self, w: &mut impl RdbWrite) {
@@ -404,30 +478,30 @@ impl Compact {
         };
         let mut filter = shape.filter(&dims, table, old, received);
         filter.settle(max_bytes)?;
-        if filter.is_loaded() {
-            filter.upgrade(max_bytes)?;
-        }
         Ok(filter)
     }
 
-    /// A complete table in encoding 1's form brought to encoding 2: one doubling, done at
-    /// once, merges its repeated entries into counters (an add would have doubled it soon;
-    /// one that cannot double is refused, and nothing changes). A table with no repeated
-    /// entry is the same in both.
-    fn upgrade(&mut self, max_bytes: u64) -> Result<(), LoadError> {
+    /// A complete table in encoding 1's form (checked, `repeated` if a fingerprint repeats)
+    /// brought to encoding 2. A table with no repeated entry is the same in both; one with
+    /// repeated entries takes one doubling, done at once, which merges them into counters
+    /// (an add would have doubled it soon; one that cannot double is refused, and nothing
+    /// changes).
+    fn upgrade(&mut self, repeated: bool, max_bytes: u64) -> Result<(), LoadError> {
         if !self.legacy {
+            return Ok(());
+        }
+        if !repeated {
+            self.legacy = false;
             return Ok(());
         }
         let mut converted = self.clone();
         converted.legacy = false;
-        if converted.validate(max_bytes).is_err() {
-            let refused = LoadError::Invalid("encoding 1 table too full to convert");
-            converted.start_doubling(&max_bytes).map_err(|_| refused)?;
-            if !converted.migrate(u64::MAX) {
-                return Err(LoadError::Invalid("table metadata"));
-            }
-            converted.validate(max_bytes)?;
+        let refused = LoadError::Invalid("encoding 1 table too full to convert");
+        converted.start_doubling(&max_bytes).map_err(|_| refused)?;
+        if !converted.migrate(u64::MAX) {
+            return Err(LoadError::Invalid("table metadata"));
         }
+        converted.validate(max_bytes)?;
         *self = converted;
         Ok(())
     }
@@ -591,15 +665,10 @@ impl Compact {
         }
         self.write_stream(start as usize, Some(data), data.len());
         self.received += len;
-        if self.is_loaded() {
-            let converted = self
-                .settle(max_bytes)
-                .and_then(|()| self.upgrade(max_bytes));
-            if converted.is_err() {
-                // A refused table changed nothing but its derived counts: taken back.
-                self.take_back(start, data.len());
-                return Err(ChunkError::BadData);
-            }
+        if self.is_loaded() && self.settle(max_bytes).is_err() {
+            // A refused table changed nothing but its derived counts: taken back.
+            self.take_back(start, data.len());
+            return Err(ChunkError::BadData);
         }
         Ok(())
     }

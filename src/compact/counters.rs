@@ -25,6 +25,19 @@ pub struct Element {
     pub canonical: bool,
 }
 
+impl Element {
+    /// An entry of a list of fields and counts (not read from a table).
+    pub fn of(field: u64, count: u64) -> Element {
+        Element {
+            at: 0,
+            field,
+            count,
+            pairs: 0,
+            canonical: true,
+        }
+    }
+}
+
 /// The digit base of a table whose fields have `width` bits.
 pub fn base(width: u32) -> u64 {
     (1u64 << width) - 1

@@ -27,7 +27,7 @@
 //! a doubling is started only when everything it must move plus the add fits (F1, refused with
 //! nothing changed otherwise), and the new table never passes its load limit.
 
-use super::counters::{self, digits, Element};
+use super::counters::{digits, Element};
 use super::table::{Fingerprint, Table};
 use super::{AddError, Compact};
 
@@ -71,6 +71,19 @@ pub fn split(
     deletable: bool,
 ) -> [Vec<(u64, u64)>; 2] {
     let mut halves: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    split_into(elements, width, next_width, deletable, &mut halves);
+    halves
+}
+
+/// [`split`] into `halves`, whose buffers a walk over many runs reuses.
+fn split_into(
+    elements: impl Iterator<Item = Element>,
+    width: u32,
+    next_width: u32,
+    deletable: bool,
+    halves: &mut [Vec<(u64, u64)>; 2],
+) {
+    halves.iter_mut().for_each(Vec::clear);
     for e in elements {
         let fp = Fingerprint::of_field(e.field, width);
         for (half, moved) in halves.iter_mut().enumerate() {
@@ -85,7 +98,7 @@ pub fn split(
             moved.push((kept.field(next_width), e.count));
         }
     }
-    for moved in &mut halves {
+    for moved in halves.iter_mut() {
         // Equal fingerprints merge: voids copied into both halves and entries whose last bit
         // moved, or an older encoding's repeated entries.
         moved.sort_unstable_by_key(|(field, _)| *field);
@@ -97,14 +110,13 @@ pub fn split(
             same
         });
     }
-    halves
 }
 
 /// Slots the split entries take: each entry and its counter's pairs.
-pub fn cost(halves: &[Vec<(u64, u64)>; 2], next_width: u32) -> u64 {
+pub fn cost(halves: &[impl AsRef<[(u64, u64)]>; 2], next_width: u32) -> u64 {
     halves
         .iter()
-        .flatten()
+        .flat_map(AsRef::as_ref)
         .map(|&(_, count)| 1 + 2 * digits(count, next_width).count() as u64)
         .sum()
 }
@@ -120,46 +132,46 @@ pub fn run_split(table: &Table, x: u64, next_width: u32, deletable: bool) -> [Ve
 /// Runs up to this many entries long are costed without splitting them.
 const SHORT_RUN: usize = 8;
 
-/// Slots quotient `x`'s run of `table` takes in the next table. Every add and delete asks
-/// (twice), so the usual run is read once without splitting it: when its entries are few,
-/// all different and none shorter than two bits, none of them can meet another in the next
-/// table (only voids do: copied ones, and the ones one-bit fingerprints become), and each
-/// takes its entry and its counter's pairs. Any other run is split as a move splits it.
+/// Slots quotient `x`'s run of `table` takes in the next table (see [`elements_cost`]).
 pub fn run_cost(table: &Table, x: u64, next_width: u32, deletable: bool) -> u64 {
     let Some(run) = table.run(x) else {
         return 0;
     };
+    elements_cost(
+        || table.run_elements(run),
+        table.width,
+        next_width,
+        deletable,
+    )
+}
+
+/// Slots a run's entries (`elements()`, read again when needed) take in the next table.
+/// Every add and delete asks (twice), and the loader for every run, so the usual run is
+/// read once without splitting it: when its entries are few, all different and none shorter
+/// than two bits, none of them can meet another in the next table (only voids do: copied
+/// ones, and the ones one-bit fingerprints become), and each takes its entry and its
+/// counter's pairs. Any other run is split as a move splits it.
+pub fn elements_cost<I: Iterator<Item = Element>>(
+    elements: impl Fn() -> I,
+    width: u32,
+    next_width: u32,
+    deletable: bool,
+) -> u64 {
     let mut seen = [0u64; SHORT_RUN];
     let mut total = 0u64;
-    for (k, e) in table.run_elements(run).enumerate() {
-        let alone = Fingerprint::of_field(e.field, table.width).len >= 2
+    for (k, e) in elements().enumerate() {
+        let alone = Fingerprint::of_field(e.field, width).len >= 2
             && !seen.iter().take(k).any(|f| *f == e.field);
         match seen.get_mut(k) {
             Some(slot) if alone => *slot = e.field,
             _ => {
-                let halves = split(table.run_elements(run), table.width, next_width, deletable);
+                let halves = split(elements(), width, next_width, deletable);
                 return cost(&halves, next_width);
             }
         }
         total = total.saturating_add(1 + 2 * digits(e.count, next_width).count() as u64);
     }
     total
-}
-
-/// Slots every run of `table` from quotient `from` on takes in the next table (one walk, for
-/// the loader); None if the table does not describe runs.
-pub fn table_cost(table: &Table, from: u64, next_width: u32, deletable: bool) -> Option<u64> {
-    let mut total = 0u64;
-    table.for_each_run(|x, _, fields| {
-        if x < from {
-            return;
-        }
-        let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
-        let elements = counters::elements(fields.len() as u64, table.width, field_at);
-        let halves = split(elements, table.width, next_width, deletable);
-        total = total.saturating_add(cost(&halves, next_width));
-    })?;
-    Some(total)
 }
 
 impl Doubling {
@@ -410,30 +422,39 @@ impl Compact {
             moved: 0,
             merges: 0,
         };
+        // Buffers reused run after run: the loader asks for every value mid-doubling.
         let mut halves: [Vec<(u64, u64)>; 2] = Default::default();
+        let (mut run, mut placed) = (Vec::new(), Vec::new());
         for y in 0..self.table.slots() {
             let (x, half) = (y >> 1, (y & 1) as usize);
             if half == 0 {
-                halves = if x >= d.cursor {
-                    run_split(&d.old, x, width, deletable)
-                } else {
-                    Default::default()
-                };
+                halves.iter_mut().for_each(Vec::clear);
+                if let Some(old_run) = d.old.run(x).filter(|_| x >= d.cursor) {
+                    let elements = d.old.run_elements(old_run);
+                    split_into(elements, d.old.width, width, deletable, &mut halves);
+                }
             }
-            let mut run: Vec<(u64, u64)> = match self.table.run(y) {
-                Some(run) => self
-                    .table
-                    .run_elements(run)
-                    .map(|e| (e.field, e.count))
-                    .collect(),
-                None => Vec::new(),
-            };
+            run.clear();
+            if let Some(new_run) = self.table.run(y) {
+                let elements = self.table.run_elements(new_run);
+                run.extend(elements.map(|e| (e.field, e.count)));
+            }
             let moving = halves.get(half).map_or(&[][..], Vec::as_slice);
-            if run.is_empty() && moving.is_empty() {
+            if run.is_empty() {
+                // What moves in alone (the usual quotient, far from the cursor): no merge.
+                plan.entries = plan.entries.saturating_add(cost(&[moving, &[]], width));
+                let elements = || {
+                    moving
+                        .iter()
+                        .map(|&(field, count)| Element::of(field, count))
+                };
+                plan.moved = plan
+                    .moved
+                    .saturating_add(elements_cost(elements, width, next, deletable));
                 continue;
             }
             run.sort_unstable();
-            let mut placed = Vec::new();
+            placed.clear();
             for &(field, count) in moving {
                 match run.binary_search_by_key(&field, |(f, _)| *f) {
                     Ok(k) => {
@@ -445,19 +466,14 @@ impl Compact {
                     Err(_) => placed.push((field, count)),
                 }
             }
-            run.extend(placed);
+            run.append(&mut placed);
             plan.entries = plan
                 .entries
-                .saturating_add(cost(&[run.clone(), Vec::new()], width));
-            let elements = run.iter().map(|&(field, count)| Element {
-                at: 0,
-                field,
-                count,
-                pairs: 0,
-                canonical: true,
-            });
-            let split = split(elements, width, next, deletable);
-            plan.moved = plan.moved.saturating_add(cost(&split, next));
+                .saturating_add(cost(&[run.as_slice(), &[]], width));
+            let elements = || run.iter().map(|&(field, count)| Element::of(field, count));
+            plan.moved = plan
+                .moved
+                .saturating_add(elements_cost(elements, width, next, deletable));
         }
         Some(plan)
     }

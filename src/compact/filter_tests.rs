@@ -431,3 +431,53 @@ fn the_value_itself_is_counted() {
     // 112-byte class).
     assert_eq!(own, 112);
 }
+
+/// The figure of the compact kind's page: the chunk that completes an older value of 1.9M
+/// adds (mid-doubling, 12 MB, both forms), against an RDB load (RESTORE) of an encoding-4
+/// value of about the same bytes. `cargo test --profile tests --lib
+/// compact::filter_tests::completing_an_older_value_costs_a_load -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn completing_an_older_value_costs_a_load() {
+    fn fastest(mut run: impl FnMut()) -> std::time::Duration {
+        (0..5)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                run();
+                t.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    }
+    for deletable in [false, true] {
+        let mut old = Compact::new(1, 0.01, deletable, NO_LIMIT).unwrap();
+        for i in 0..1_900_000 {
+            old.add(&id(6, i), NO_LIMIT).unwrap();
+        }
+        let mut chunked = CompactFilter::from_header(&old.encode_header(), NO_LIMIT).unwrap();
+        let chunks: Vec<_> = old.chunks().collect();
+        let Some((&(iter, last), before)) = chunks.split_last() else {
+            return;
+        };
+        for &(iter, bytes) in before {
+            chunked.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+        }
+        let last_chunk = fastest(|| {
+            let mut c = chunked.clone();
+            c.load_chunk(iter, last, NO_LIMIT).unwrap();
+        });
+        eprintln!(
+            "older, deletable {deletable}: {} bytes, {} chunks, the last {} bytes: {last_chunk:?}",
+            old.bytes(),
+            chunks.len(),
+            last.len()
+        );
+    }
+    let segments = grown(0.01, false, 6_000_000);
+    let rdb = saved(&segments);
+    let load = fastest(|| {
+        let mut r = rdb.clone();
+        let _ = CompactFilter::load(&mut r, ENCODING_VERSION, NO_LIMIT).unwrap();
+    });
+    eprintln!("encoding 4: {} bytes, RDB load {load:?}", segments.bytes());
+}
