@@ -192,3 +192,31 @@ fn the_rate_holds_at_feed_rates_far_above_the_capacity() {
         assert!(rate <= 0.01 + 0.0012, "{per_slot} a slot: {rate}");
     }
 }
+
+#[test]
+fn a_refused_add_leaves_no_generation_behind() {
+    // Under every limit, an add refused in a slot without a generation leaves the window as
+    // retiring to its time leaves it: a replica, which gets only the retirement, holds the
+    // same. (The limits where a new generation fits but its first entry does not once left
+    // an empty generation on the primary alone.)
+    let p = params(8_000, 4, 100, 0.01);
+    let step = p.window_ms / u64::from(p.generations);
+    let (held, now) = fed(p, 300, 1);
+    let later = now + step;
+    let mut refused = 0;
+    for limit in 0..3_000u64 {
+        for (start, at) in [
+            (CompactWindowed::new(p, SECRET, NO_LIMIT).unwrap(), T0),
+            (held.clone(), later),
+        ] {
+            let mut f = start.clone();
+            let mut retired = start;
+            retired.retire(at);
+            if f.add(at, b"refused?", limit).is_err() {
+                refused += 1;
+                assert_eq!(f, retired, "limit {limit}");
+            }
+        }
+    }
+    assert!(refused > 0);
+}

@@ -212,17 +212,23 @@ impl<G: Generation> Window<G> {
         self.retire(now_ms);
         let hash = G::hash(item);
         let seen = self.ring.iter().rev().any(|g| g.filter.contains_hash(hash));
-        self.open_generation(&budget)?;
+        let opened = self.open_generation(&budget)?;
         let others = self.reported_bytes_without_newest();
         let newest = self.ring.back_mut().ok_or(AddError::CannotGrow)?;
-        let added = newest.filter.add_hash(hash, Share { budget, others })?;
-        Ok(added && !seen)
+        let added = newest.filter.add_hash(hash, Share { budget, others });
+        if added.is_err() && opened {
+            // A refused add changes nothing: a replica never sees it, so never the generation
+            // it would have opened.
+            self.ring.pop_back();
+        }
+        Ok(added? && !seen)
     }
 
-    /// Makes sure the newest generation is the current slot's, building it if needed.
-    fn open_generation(&mut self, budget: &impl Budget) -> Result<(), AddError> {
+    /// Makes sure the newest generation is the current slot's, building it if needed;
+    /// whether it built one.
+    fn open_generation(&mut self, budget: &impl Budget) -> Result<bool, AddError> {
         if self.ring.back().is_some_and(|g| g.slot == self.slot) {
-            return Ok(());
+            return Ok(false);
         }
         let held = self.reported_bytes();
         let room = budget
@@ -234,7 +240,7 @@ impl<G: Generation> Window<G> {
             slot: self.slot,
             filter,
         });
-        Ok(())
+        Ok(true)
     }
 
     /// Whether every generation's chunks have arrived (a window loading by LOADCHUNK).
