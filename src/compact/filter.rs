@@ -51,7 +51,14 @@ impl CompactFilter {
         if !(super::MIN_ERROR..1.0).contains(&error) {
             return Err(CreateError::Invalid);
         }
-        Segmented::new(1, error, deletable, secret, budget).map(CompactFilter::Segments)
+        let limit = budget.limit(0);
+        let filter = Segmented::new(1, error, deletable, secret, limit)?;
+        // The value's own fields, as it reports them, count too.
+        let filter = CompactFilter::Segments(filter);
+        if filter.bytes() > limit {
+            return Err(CreateError::TooLarge);
+        }
+        Ok(filter)
     }
 
     /// The complete filter, if it is one.

@@ -481,3 +481,16 @@ fn completing_an_older_value_costs_a_load() {
     });
     eprintln!("encoding 4: {} bytes, RDB load {load:?}", segments.bytes());
 }
+
+#[test]
+fn a_new_filter_never_passes_its_budget() {
+    let fits = CompactFilter::new(0.01, false, 1, NO_LIMIT)
+        .unwrap()
+        .bytes();
+    for limit in 0..fits + 16 {
+        match CompactFilter::new(0.01, false, 1, limit) {
+            Ok(filter) => assert!(filter.bytes() <= limit, "{} > {limit}", filter.bytes()),
+            Err(e) => assert!(limit < fits, "refused at {limit} ({e:?}), takes {fits}"),
+        }
+    }
+}
