@@ -15,7 +15,7 @@ export SERVER
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build run test bench lint fuzz chaos clean package package-test package-test-debian13 package-test-debian14 package-repro install
+.PHONY: all deps build run test bench lint fuzz chaos asan clean package package-test package-test-debian13 package-test-debian14 package-repro install
 
 all: build
 
@@ -80,8 +80,9 @@ install:
 bench:
 	CARGO="$(CARGO)" scripts/bench/run.sh $(BENCH_ARGS)
 
-# Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the RedisBloom fixtures
-# and from genuine values with one header byte changed.
+# Every fuzz target for FUZZ_SECONDS each (default 60), seeded from the corpora kept in
+# fuzz/seeds/, the RedisBloom fixtures and genuine values with one header byte changed.
+# FUZZ_KEEP=1 minimizes each corpus back into fuzz/seeds/.
 fuzz:
 	scripts/fuzz.sh
 
@@ -89,6 +90,12 @@ fuzz:
 # test for REPL_OPS operations (default 200,000) on each server.
 chaos:
 	scripts/chaos.sh
+
+# The chaos test (CHAOS_OPS, default 200,000) and the randomized replication test (REPL_OPS,
+# default 50,000) against an AddressSanitizer build of the module on Redis 7.0; fails on any
+# sanitizer report (scripts/asan.sh). Needs the nightly toolchain.
+asan:
+	scripts/asan.sh
 
 lint:
 	$(CARGO) fmt --check

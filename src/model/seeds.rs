@@ -3,7 +3,7 @@
 //! a LOADCHUNK header and its chunks; and the same with one byte of the header changed (each
 //! position, XOR 0x01 and XOR 0x80), so the fuzzers start from crafted values next to genuine
 //! ones, in the loaders' targets and in the model check's. `scripts/fuzz.sh` writes them with
-//! `BLOOMRS_FUZZ_SEEDS=fuzz/corpus cargo test --release --lib write_fuzz_seeds -- --ignored`.
+//! `BLOOMRS_FUZZ_SEEDS=fuzz/corpus cargo test --profile tests --lib write_fuzz_seeds -- --ignored`.
 
 use std::path::Path;
 

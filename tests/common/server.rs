@@ -1,5 +1,5 @@
 //! Server processes: which program and module build a test runs (`BLOOMRS_SERVER`,
-//! `BLOOMRS_MODULE`, the fault-injection build), starting a `Server` on a free loopback port in
+//! `BLOOMRS_MODULE`, the fault-injection build, a library preloaded into it), starting a `Server` on a free loopback port in
 //! its own data directory (from a given RDB file too), restarting and killing it, a server that
 //! must refuse to start, the AOF files it writes, and waiting for what it does in the background
 //! (persistence, lazy free, replication).
@@ -95,6 +95,17 @@ pub fn installed(binary: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// A command that runs a server program. `BLOOMRS_SERVER_PRELOAD` names a library the server
+/// loads first (`LD_PRELOAD`), as the AddressSanitizer runtime an instrumented module needs
+/// (`scripts/asan.sh`); unset, the server runs as installed.
+fn server_command(binary: &str) -> Command {
+    let mut command = Command::new(binary);
+    if let Some(library) = std::env::var_os("BLOOMRS_SERVER_PRELOAD").filter(|v| !v.is_empty()) {
+        command.env("LD_PRELOAD", library);
+    }
+    command
 }
 
 /// Whether the tests run against Valkey.
@@ -272,7 +283,7 @@ impl Server {
     fn launch(&mut self) -> Result<(), String> {
         for _attempt in 0..5 {
             self.port = free_port();
-            let mut command = Command::new(&self.binary);
+            let mut command = server_command(&self.binary);
             if let Some(conf) = &self.conf_file {
                 command.arg(conf);
             }
@@ -405,7 +416,7 @@ pub fn failed_start_log(module_args: &[&str]) -> String {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("redis.log");
-    let status = Command::new(server_binary())
+    let status = server_command(&server_binary())
         // No TCP listener (a unix socket instead), so it cannot take a port another test is
         // about to use.
         .args(["--port", "0", "--save", ""])
@@ -432,7 +443,7 @@ pub fn refused_rdb_log(binary: &str, rdb: &Path) -> String {
     let dir = fresh_dir();
     std::fs::copy(rdb, dir.join("dump.rdb")).unwrap();
     let log = dir.join("redis.log");
-    let mut child = Command::new(binary)
+    let mut child = server_command(binary)
         // No TCP listener, as in `failed_start_log`.
         .args(["--port", "0", "--save", "", "--dbfilename", "dump.rdb"])
         .arg("--unixsocket")
