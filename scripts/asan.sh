@@ -31,8 +31,11 @@ rm -rf "$reports"
 mkdir -p "$reports"
 cargo build --profile tests --test chaos --test replication_random
 
-# Leak checking is off: the server frees little at exit by design.
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$reports/asan"
+# Leak checking is off: the server frees little at exit by design. A request too large to
+# allocate returns null, as the server's allocator does: the server's own loading of a payload
+# (RESTORE, a string in an RDB) tries the length the payload states and refuses it when the
+# allocation fails; a module allocation that fails still stops the server, which fails the test.
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:log_path=$reports/asan"
 export BLOOMRS_SERVER="$server" BLOOMRS_MODULE="$module" BLOOMRS_FAULT_MODULE="$module"
 export BLOOMRS_SERVER_PRELOAD="$runtime"
 status=0
@@ -45,10 +48,13 @@ BLOOMRS_REPL_OPS="$repl_ops" cargo test --profile tests --test replication_rando
     status=1
 echo "asan: replication_random, $repl_ops operations, $((SECONDS - start)) s"
 
+# Warnings (an allocation refused, as above) are shown; an error report fails the run.
 if ls "$reports" | grep -q .; then
     echo "asan: AddressSanitizer reports:"
     cat "$reports"/*
-    exit 1
+    if grep -q "ERROR: AddressSanitizer" "$reports"/*; then
+        exit 1
+    fi
 fi
 [ "$status" -eq 0 ] || { echo "asan: a test failed"; exit 1; }
 echo "asan: no AddressSanitizer report"
