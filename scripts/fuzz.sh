@@ -5,11 +5,11 @@
 # AddressSanitizer) when installed, else stable without a sanitizer. Crashes land in
 # fuzz/artifacts/<target>/. With FUZZ_KEEP=1 each target's corpus is then minimized
 # (`cargo fuzz cmin`) and replaces fuzz/seeds/<target>/, trimmed to its smallest inputs within
-# FUZZ_KEEP_KB (default 256) kilobytes.
+# FUZZ_KEEP_KB (default 64) kilobytes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
-keep_kb="${FUZZ_KEEP_KB:-256}"
+keep_kb="${FUZZ_KEEP_KB:-64}"
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     cargo_fuzz=(cargo +nightly fuzz) sanitizer=()
