@@ -13,6 +13,18 @@ pub fn fmix64(mut x: u64) -> u64 {
     x ^ (x >> 33)
 }
 
+/// SplitMix64 (Steele, Lea and Flood, 2014): the next number of the sequence from `state`,
+/// which it advances. The fixed sequences here (static sets' seeds, blocked filters' salts,
+/// the compact estimate's fingerprints) are all this one.
+#[inline]
+pub const fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// MurmurHash64A with the given seed.
 #[inline]
 pub fn murmur64a(key: &[u8], seed: u64) -> u64 {

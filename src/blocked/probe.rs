@@ -8,6 +8,7 @@
 use super::blocks::Block;
 use super::sizing::MAX_HASHES;
 use crate::bloom::ItemHash;
+use crate::hash::splitmix64;
 
 /// One odd multiplier per bit of an item: the splitmix64 sequence from a fixed seed, made odd.
 const SALTS: [u64; MAX_HASHES as usize] = salts();
@@ -17,11 +18,7 @@ const fn salts() -> [u64; MAX_HASHES as usize] {
     let mut state: u64 = 0x626c_6f6f_6d72_7342; // "bloomrsB"
     let mut i = 0;
     while i < out.len() {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        out[i] = (z ^ (z >> 31)) | 1;
+        out[i] = splitmix64(&mut state) | 1;
         i += 1;
     }
     out

@@ -23,13 +23,9 @@ pub enum BuildError {
     Failed,
 }
 
-/// SplitMix64: the seed sequence.
+/// The seed sequence: SplitMix64.
 fn next_seed(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::hash::splitmix64(state)
 }
 
 /// The shape (seed 0) of a table for `items` items of `width` bits: the reference's segment

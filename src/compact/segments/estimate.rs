@@ -17,6 +17,7 @@
 use super::directory::Directory;
 use super::segment::{Entry, Segment};
 use super::{split_items, total_bits, MAX_LEN, MAX_LEVEL, OVERHEAD};
+use crate::hash::splitmix64;
 
 /// Bytes of a segment filter at `error` (created with one segment) holding `items` distinct
 /// items, as its `bytes()` would report them; `None` past the largest filter. A `deletable`
@@ -121,7 +122,7 @@ fn coded(
     bits: &[u32],
     deletable: bool,
 ) -> Option<u64> {
-    let mut draw = Draw(u64::from(depth).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut draw = u64::from(depth).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let mut entries = Vec::new();
     for (share, &total) in shares.zip(bits) {
         // Entries whose bits splits took are voids, a handful at the loosest rates.
@@ -131,7 +132,7 @@ fn coded(
         let len = len.min(MAX_LEN);
         entries.extend((0..share).map(|_| Entry {
             len,
-            fingerprint: draw.next() >> (64 - len),
+            fingerprint: splitmix64(&mut draw) >> (64 - len),
             count: 1,
         }));
     }
@@ -148,19 +149,6 @@ fn coded(
         return Some(Segment::default().bytes());
     }
     Some(Segment::encode(&entries)?.bytes())
-}
-
-/// The splitmix64 sequence: fingerprints that spread as hashed items' do.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 #[cfg(test)]
