@@ -4,7 +4,7 @@
 
 use super::{Kind, Params};
 use crate::bloom::Chain;
-use crate::compact::CompactFilter;
+use crate::windowed::CompactGeneration;
 use crate::windowed::{Generation, Window, WindowParams};
 
 /// Where the model's clock starts for a new filter: a Unix time of our era.
@@ -17,7 +17,7 @@ const EPOCH_MS: u64 = 1_700_000_000_000;
 pub struct WindowedKind<G = Chain>(pub Window<G>);
 
 /// Windows of compact generations (`COMPACT WINDOW`).
-pub type CompactWindowedKind = WindowedKind<CompactFilter>;
+pub type CompactWindowedKind = WindowedKind<CompactGeneration>;
 
 /// The model's name of each generation kind, and the secret its windows are created with.
 pub trait Modelled: Generation {
@@ -30,7 +30,7 @@ impl Modelled for Chain {
     const SECRET: u64 = 0;
 }
 
-impl Modelled for CompactFilter {
+impl Modelled for CompactGeneration {
     const NAME: &'static str = "compact_windowed";
     const SECRET: u64 = 0x5eed_0fc0_ffee;
 }

@@ -4,16 +4,67 @@
 //! it holds whatever the feed's rate; its error bound holds at every size, so the window's
 //! holds at every rate. Every generation places items by the window's secret (chosen on the
 //! primary when the window is created), so one hash of an item serves every generation.
+//!
+//! Until its first split a generation is held in its fewest fields (`OneSegment`: the
+//! segment, its rate, the secret and two counts); once split, as the whole compact filter,
+//! boxed. Both save, dump and answer alike: the form held is not in any byte written.
 
 use std::borrow::Cow;
 
 use super::generation::Generation;
+use super::Share;
 use super::WindowParams;
 use crate::bloom::{AddError, ChunkError, CreateError, HeaderError, ItemHash};
 use crate::budget::Budget;
-use crate::compact::segments::{self, size_class, SEGMENTS_HEADER};
+use crate::compact::segments::{self, size_class, OneSegment, Segmented, SEGMENTS_HEADER};
 use crate::compact::{CompactFilter, MIN_ERROR};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
+
+/// A window's generation: one segment in its fewest fields until it splits, then the whole
+/// compact filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactGeneration {
+    One(OneSegment),
+    Filter(Box<CompactFilter>),
+}
+
+/// Bytes a held generation takes besides its filter's own count of them (which counts the
+/// filter's fields where they lie inline): the generation's own fields, and the box's size
+/// class past the filter's fields.
+const BOXED_EXTRA: u64 = std::mem::size_of::<CompactGeneration>() as u64
+    + size_class(std::mem::size_of::<CompactFilter>() as u64)
+    - std::mem::size_of::<CompactFilter>() as u64;
+
+impl CompactGeneration {
+    /// Held in its fewest fields when it is one segment.
+    fn settle(filter: CompactFilter) -> CompactGeneration {
+        match filter {
+            CompactFilter::Segments(f) => match f.into_one() {
+                Ok(one) => CompactGeneration::One(one),
+                Err(f) => CompactGeneration::Filter(Box::new(CompactFilter::Segments(f))),
+            },
+            other => CompactGeneration::Filter(Box::new(other)),
+        }
+    }
+
+    /// The compact filter it stands for (a copy of one segment at most).
+    pub fn filter(&self) -> Cow<'_, CompactFilter> {
+        match self {
+            CompactGeneration::One(one) => Cow::Owned(CompactFilter::Segments(one.filter())),
+            CompactGeneration::Filter(f) => Cow::Borrowed(f),
+        }
+    }
+
+    /// Moves its heap blocks (active defragmentation).
+    pub fn for_each_block(&mut self, mut relocate: impl FnMut(crate::compact::Block<'_>)) {
+        match self {
+            CompactGeneration::One(one) => {
+                one.relocate(|words| relocate(crate::compact::Block::Words(words)))
+            }
+            CompactGeneration::Filter(f) => f.for_each_block(relocate),
+        }
+    }
+}
 
 /// The segment filter of a complete generation, or its fields while its chunks arrive.
 fn fields(filter: &CompactFilter) -> Option<segments::Fields> {
@@ -24,16 +75,16 @@ fn fields(filter: &CompactFilter) -> Option<segments::Fields> {
     }
 }
 
-impl Generation for CompactFilter {
+impl Generation for CompactGeneration {
     const MAGIC: &'static [u8; 8] = b"bloomrsV";
     const ENCODING_VERSION: i32 = 1;
     const KEYED: bool = true;
-    /// The slot number beside each generation in the ring (the filter's own struct is in
-    /// its bytes).
+    /// The slot number beside each generation in the ring (the generation's own fields are
+    /// in its bytes).
     const GENERATION_OVERHEAD: u64 = 8;
 
     fn window_overhead() -> u64 {
-        size_class(std::mem::size_of::<super::Window<CompactFilter>>() as u64)
+        size_class(std::mem::size_of::<super::Window<CompactGeneration>>() as u64)
     }
 
     fn hash(item: &[u8]) -> ItemHash {
@@ -58,44 +109,81 @@ impl Generation for CompactFilter {
         if secret == 0 {
             return Err(CreateError::Invalid);
         }
-        CompactFilter::new(params.generation_error(), false, secret, room)
+        // Room for the generation as it will be held once split.
+        let room = room.checked_sub(BOXED_EXTRA).ok_or(CreateError::TooLarge)?;
+        let filter = CompactFilter::new(params.generation_error(), false, secret, room)?;
+        Ok(CompactGeneration::settle(filter))
     }
 
     fn size_for(params: &WindowParams) -> Result<u64, CreateError> {
         let (items, error) = (params.generation_capacity(), params.generation_error());
-        crate::compact::size_for(items, error, false)
+        let bytes = crate::compact::size_for(items, error, false)?;
+        Ok(match items <= segments::split_items(error) {
+            true => bytes - segments::OVERHEAD + OneSegment::SIZE,
+            false => bytes + BOXED_EXTRA,
+        })
     }
 
     #[inline]
     fn contains_hash(&self, hash: ItemHash) -> bool {
-        self.segments().is_some_and(|f| f.contains_hash(hash))
+        match self {
+            CompactGeneration::One(one) => one.contains_hash(hash),
+            CompactGeneration::Filter(f) => f.segments().is_some_and(|f| f.contains_hash(hash)),
+        }
     }
 
     fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
+        // The filter counts its fields as if inline: the rest of what it would take once
+        // split and boxed is asked of the budget too.
+        let budget = Share {
+            budget,
+            others: BOXED_EXTRA,
+        };
         match self {
-            CompactFilter::Segments(f) => f.add_hash(hash, budget),
-            _ => Err(AddError::CannotGrow),
+            CompactGeneration::Filter(f) => match f.as_mut() {
+                CompactFilter::Segments(f) => f.add_hash(hash, budget),
+                _ => Err(AddError::CannotGrow),
+            },
+            CompactGeneration::One(one) => {
+                let mut filter: Segmented = std::mem::take(one).inflate();
+                let added = filter.add_hash(hash, budget);
+                *self = CompactGeneration::settle(CompactFilter::Segments(filter));
+                added
+            }
         }
     }
 
     fn is_loaded(&self) -> bool {
-        CompactFilter::is_loaded(self)
+        match self {
+            CompactGeneration::One(_) => true,
+            CompactGeneration::Filter(f) => f.is_loaded(),
+        }
     }
     fn items(&self) -> u64 {
-        self.len()
+        match self {
+            CompactGeneration::One(one) => one.len(),
+            CompactGeneration::Filter(f) => f.len(),
+        }
     }
     fn capacity(&self) -> u64 {
-        CompactFilter::capacity(self)
+        match self {
+            CompactGeneration::One(one) => segments::split_items(one.error()),
+            CompactGeneration::Filter(f) => f.capacity(),
+        }
     }
     fn filters(&self) -> u64 {
         1
     }
     fn bytes(&self) -> u64 {
-        CompactFilter::bytes(self)
+        match self {
+            CompactGeneration::One(one) => OneSegment::SIZE + one.segment_bytes(),
+            CompactGeneration::Filter(f) => f.bytes() + BOXED_EXTRA,
+        }
     }
 
     fn check_shape(&self, params: &WindowParams, secret: u64) -> Result<(), LoadError> {
-        let fields = fields(self).ok_or(LoadError::Invalid("generation of another encoding"))?;
+        let filter = self.filter();
+        let fields = fields(&filter).ok_or(LoadError::Invalid("generation of another encoding"))?;
         if fields.error != params.generation_error() || fields.deletable {
             return Err(LoadError::Invalid("generation sized for another window"));
         }
@@ -106,30 +194,33 @@ impl Generation for CompactFilter {
     }
 
     fn save(&self, w: &mut impl RdbWrite) {
-        CompactFilter::save(self, w);
+        self.filter().save(w);
     }
 
     fn load(r: &mut impl RdbRead, max_bytes: u64) -> Result<Self, LoadError> {
         let filter = CompactFilter::load(r, crate::compact::ENCODING_VERSION, max_bytes)?;
         fields(&filter).ok_or(LoadError::Invalid("generation of another encoding"))?;
-        Ok(filter)
+        Ok(CompactGeneration::settle(filter))
     }
 
     fn encode_header(&self) -> Vec<u8> {
-        CompactFilter::encode_header(self)
+        self.filter().encode_header()
     }
 
     fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
         if segments::header_version(header) != Some(SEGMENTS_HEADER) {
             return Err(HeaderError::BadData);
         }
-        CompactFilter::from_header(header, max_bytes)
+        CompactFilter::from_header(header, max_bytes).map(CompactGeneration::settle)
     }
 
     fn span(&self) -> u64 {
         match self {
-            CompactFilter::Segments(f) => f.segments(),
-            _ => fields(self).map_or(0, |f| (1u64 << f.level.min(63)) + f.pointer),
+            CompactGeneration::One(_) => 1,
+            CompactGeneration::Filter(f) => match f.as_ref() {
+                CompactFilter::Segments(f) => f.segments(),
+                other => fields(other).map_or(0, |f| (1u64 << f.level.min(63)) + f.pointer),
+            },
         }
     }
 
@@ -148,10 +239,28 @@ impl Generation for CompactFilter {
     }
 
     fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        CompactFilter::chunk_at(self, iter)
+        match self {
+            CompactGeneration::One(one) => {
+                let filter = CompactFilter::Segments(one.filter());
+                let (next, bytes) = filter.chunk_at(iter)?;
+                Some((next, Cow::Owned(bytes.into_owned())))
+            }
+            CompactGeneration::Filter(f) => f.chunk_at(iter),
+        }
     }
 
     fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
-        CompactFilter::load_chunk(self, iter, data, max_bytes)
+        // A generation of one segment is complete: no chunk continues it.
+        let CompactGeneration::Filter(f) = self else {
+            return Err(ChunkError::NoLink);
+        };
+        f.load_chunk(iter, data, max_bytes)?;
+        if f.is_loaded() {
+            let held = std::mem::replace(self, CompactGeneration::One(OneSegment::default()));
+            if let CompactGeneration::Filter(f) = held {
+                *self = CompactGeneration::settle(*f);
+            }
+        }
+        Ok(())
     }
 }

@@ -56,7 +56,8 @@ fn remembers_within_the_window_and_forgets_after_it() {
 fn generations_are_compact_filters_at_their_share_placed_by_the_secret() {
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 3000, 2);
     for g in &f.ring {
-        let segments = g.filter.segments().unwrap();
+        let filter = g.filter.filter();
+        let segments = filter.segments().unwrap();
         assert_eq!(segments.error(), 0.01 / 4.0);
         assert_eq!(segments.fields().secret, SECRET);
         // Grown by segments from one, however small the capacity asked.

@@ -29,8 +29,8 @@ pub use generation::Generation;
 
 use crate::bloom::{AddError, Chain, CreateError, ItemHash};
 use crate::budget::Budget;
-use crate::compact::CompactFilter;
 use crate::rdb::LoadError;
+pub use compact::CompactGeneration;
 use std::collections::VecDeque;
 
 /// Fewest generations a window may be split into: with one, an item could be forgotten the
@@ -47,16 +47,16 @@ pub const MAX_WINDOW_MS: u64 = 3650 * 86_400_000;
 /// A window of RedisBloom chains (`bloomrsWN`).
 pub type Windowed = Window<Chain>;
 /// A window of compact filters grown by segments (`bloomrsWC`).
-pub type CompactWindowed = Window<CompactFilter>;
+pub type CompactWindowed = Window<CompactGeneration>;
 
 /// The first bytes of a `bloomrsWN` SCANDUMP header.
 pub const MAGIC: &[u8; 8] = <Chain as Generation>::MAGIC;
 /// The first bytes of a `bloomrsWC` SCANDUMP header.
-pub const COMPACT_MAGIC: &[u8; 8] = <CompactFilter as Generation>::MAGIC;
+pub const COMPACT_MAGIC: &[u8; 8] = <CompactGeneration as Generation>::MAGIC;
 /// The RDB encoding of `bloomrsWN` values.
 pub const ENCODING_VERSION: i32 = <Chain as Generation>::ENCODING_VERSION;
 /// The RDB encoding of `bloomrsWC` values.
-pub const COMPACT_ENCODING_VERSION: i32 = <CompactFilter as Generation>::ENCODING_VERSION;
+pub const COMPACT_ENCODING_VERSION: i32 = <CompactGeneration as Generation>::ENCODING_VERSION;
 
 /// What a windowed filter is asked to hold: `capacity` items per window at `error`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -30,6 +30,7 @@ mod convert;
 mod directory;
 mod estimate;
 mod loader;
+mod one;
 mod placement;
 mod segment;
 mod voids;
@@ -37,6 +38,7 @@ mod voids;
 pub use codec::{header_version, load, Arrival, Loaded, HEADER_LEN, SEGMENTS_HEADER};
 pub use estimate::bytes_for;
 pub use loader::Fields;
+pub use one::OneSegment;
 pub use placement::bits as placement_bits;
 #[cfg(test)]
 pub use segment::segment_bytes;
@@ -78,7 +80,7 @@ const DEEP_PREFETCH_BYTES: u64 = 1 << 20;
 pub const OVERHEAD: u64 = std::mem::size_of::<Segmented>() as u64;
 
 /// The allocator's size class of a request (jemalloc's, as Redis and Valkey ship it).
-pub fn size_class(bytes: u64) -> u64 {
+pub const fn size_class(bytes: u64) -> u64 {
     match bytes {
         0 => 0,
         1..=8 => 8,

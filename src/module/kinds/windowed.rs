@@ -21,7 +21,7 @@ use super::chain::{digest_chain, link_line, relocate_chain};
 use super::{aof_rewrite, digest, lookup, BloomKind, BloomValue, Chunk, Info, Write};
 use crate::bloom::{combined_rate, AddError, Chain, ChunkError, CreateError, HeaderError, Link};
 use crate::budget::Budget;
-use crate::compact::{Block, CompactFilter};
+use crate::compact::Block;
 use crate::module::ffi::io::{Defrag, Digest};
 use crate::module::ffi::{clock, Args, Ctx, Key, Slot};
 use crate::module::state::errors::*;
@@ -30,8 +30,8 @@ use crate::module::types::{callbacks, filter_value};
 use crate::syntax::bf::{BloomOptions, WindowSpec};
 use crate::syntax::Argv;
 use crate::windowed::{
-    CompactWindowed, Generation, Window, WindowParams, Windowed, COMPACT_ENCODING_VERSION,
-    ENCODING_VERSION,
+    CompactGeneration, CompactWindowed, Generation, Window, WindowParams, Windowed,
+    COMPACT_ENCODING_VERSION, ENCODING_VERSION,
 };
 
 pub static WINDOWED_TYPE: RedisType = RedisType::new(
@@ -76,7 +76,7 @@ pub fn estimated_size(options: &BloomOptions) -> Result<Option<u64>, CreateError
     }
     match options.window {
         None => Ok(None),
-        Some(w) if CompactFilter::takes(options) => size::<CompactFilter>(options, w),
+        Some(w) if CompactGeneration::takes(options) => size::<CompactGeneration>(options, w),
         Some(w) => size::<Chain>(options, w),
     }
 }
@@ -123,7 +123,7 @@ impl WindowKind for Chain {
     }
 }
 
-impl WindowKind for CompactFilter {
+impl WindowKind for CompactGeneration {
     const TYPE: &'static RedisType = &COMPACT_WINDOWED_TYPE;
     fn takes(options: &BloomOptions) -> bool {
         options.compact
@@ -132,14 +132,23 @@ impl WindowKind for CompactFilter {
         Some(2)
     }
     fn debug_lines(&self) -> Vec<String> {
-        CompactFilter::debug_lines(self)
+        let mut lines = self.filter().debug_lines();
+        // The bytes as the generation holds them (the filter's line ends with its own count).
+        if let Some(first) = lines.first_mut() {
+            if let Some(at) = first.find(" bytes:") {
+                first.truncate(at);
+                first.push_str(&format!(" bytes:{}", Generation::bytes(self)));
+            }
+        }
+        lines
     }
     fn estimated_rate(&self) -> f64 {
-        CompactFilter::estimated_rate(self)
+        self.filter().estimated_rate()
     }
     fn digest(&self, digest: &mut Digest) {
-        digest.add_bytes(&self.encode_header());
-        for (_, bytes) in self.each_chunk() {
+        let filter = self.filter();
+        digest.add_bytes(&filter.encode_header());
+        for (_, bytes) in filter.each_chunk() {
             digest.add_bytes(&bytes);
         }
     }
@@ -356,7 +365,7 @@ pub fn retire(ctx: Ctx, args: Args) -> CommandResult {
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
     let retired =
-        retire_in::<Chain>(&mut key, now).or_else(|| retire_in::<CompactFilter>(&mut key, now));
+        retire_in::<Chain>(&mut key, now).or_else(|| retire_in::<CompactGeneration>(&mut key, now));
     let Some(retired) = retired else {
         return match lookup(&mut key) {
             Slot::Ours(_) => Err(NOT_WINDOWED.into()),
