@@ -390,7 +390,11 @@ fn windowed_filters_from_crafted_headers_keep_their_promises() {
 #[test]
 fn compact_windowed_filters_from_crafted_headers_keep_their_promises() {
     let windowed: CompactWindowedKind = grown(&params(10, 0.01, 2, 0), 1500);
-    assert!(windowed.0.ring.iter().any(|g| crate::windowed::Generation::capacity(&g.filter) > 1000));
+    assert!(windowed
+        .0
+        .ring
+        .iter()
+        .any(|g| crate::windowed::Generation::capacity(&g.filter) > 1000));
     assert!(crafted_headers_with::<CompactWindowedKind, _>(&windowed.0, 0x3109, 100) > 0);
 }
 

@@ -221,3 +221,31 @@ fn a_refused_add_leaves_no_generation_behind() {
     }
     assert!(refused > 0);
 }
+
+#[test]
+fn quiet_generations_are_held_as_one_segment_and_the_ring_as_long_as_it_holds() {
+    let (f, _) = fed(params(8_000, 4, 100, 0.01), 10, 1);
+    assert!(matches!(f.ring[0].filter, CompactGeneration::One(_)));
+    assert_eq!(f.ring.capacity(), 1);
+    // A busy slot's generation splits and is held whole; each generation's form loads back.
+    let (mut f, now) = fed(params(8_000, 4, 100, 0.01), 10, 3);
+    for i in 0..3000 {
+        f.add(now, format!("busy:{i}").as_bytes(), NO_LIMIT)
+            .unwrap();
+    }
+    let forms = |f: &CompactWindowed| -> Vec<bool> {
+        let one = |g: &Held<CompactGeneration>| matches!(g.filter, CompactGeneration::One(_));
+        f.ring.iter().map(one).collect()
+    };
+    assert_eq!(forms(&f), [true, true, false]);
+    assert_eq!(f.ring.capacity(), 3);
+    let mut rdb = MemoryRdb::new();
+    f.save(&mut rdb);
+    let loaded = CompactWindowed::load(&mut rdb, COMPACT_ENCODING_VERSION, NO_LIMIT).unwrap();
+    assert_eq!(forms(&loaded), [true, true, false]);
+    assert_eq!(loaded, f);
+    assert_eq!(loaded.ring.capacity(), 3);
+    // Over many windows the ring never keeps more places than generations.
+    let (f, _) = fed(params(8_000, 4, 100, 0.01), 50, 40);
+    assert!(f.ring.capacity() <= 4, "{}", f.ring.capacity());
+}

@@ -105,7 +105,7 @@ impl<G: Generation> Window<G> {
         if held > params.generations {
             return Err(HeaderError::BadData);
         }
-        let mut ring = VecDeque::new();
+        let mut ring = VecDeque::with_capacity(held as usize);
         let mut used = G::window_overhead();
         for _ in 0..held {
             let generation_slot = fields.u64().ok_or(HeaderError::BadData)?;

@@ -236,6 +236,11 @@ impl<G: Generation> Window<G> {
             .saturating_sub(held)
             .saturating_sub(G::GENERATION_OVERHEAD);
         let filter = G::build(&self.params, self.secret, room).map_err(|_| AddError::CannotGrow)?;
+        // One place more at a time: a window holds at most g generations, most windows
+        // fewer, where doubling would leave places for up to twice as many.
+        if self.ring.len() == self.ring.capacity() {
+            self.ring.reserve_exact(1);
+        }
         self.ring.push_back(Held {
             slot: self.slot,
             filter,

@@ -59,7 +59,7 @@ impl<G: Generation> Window<G> {
         if held > u64::from(params.generations) {
             return Err(LoadError::Invalid("more generations than the window holds"));
         }
-        let mut ring = VecDeque::new();
+        let mut ring = VecDeque::with_capacity(held as usize);
         let mut used = G::window_overhead();
         for _ in 0..held {
             let generation_slot = r.read_unsigned()?;
