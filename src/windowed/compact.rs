@@ -28,10 +28,13 @@ pub enum CompactGeneration {
     Filter(Box<CompactFilter>),
 }
 
+/// Bytes of a generation's place in the ring (a one-segment generation's fields).
+const HELD: u64 = std::mem::size_of::<CompactGeneration>() as u64;
+
 /// Bytes a held generation takes besides its filter's own count of them (which counts the
 /// filter's fields where they lie inline): the generation's own fields, and the box's size
 /// class past the filter's fields.
-const BOXED_EXTRA: u64 = std::mem::size_of::<CompactGeneration>() as u64
+const BOXED_EXTRA: u64 = HELD
     + size_class(std::mem::size_of::<CompactFilter>() as u64)
     - std::mem::size_of::<CompactFilter>() as u64;
 
@@ -119,7 +122,7 @@ impl Generation for CompactGeneration {
         let (items, error) = (params.generation_capacity(), params.generation_error());
         let bytes = crate::compact::size_for(items, error, false)?;
         Ok(match items <= segments::split_items(error) {
-            true => bytes - segments::OVERHEAD + OneSegment::SIZE,
+            true => bytes - segments::OVERHEAD + HELD,
             false => bytes + BOXED_EXTRA,
         })
     }
@@ -145,7 +148,7 @@ impl Generation for CompactGeneration {
                 _ => Err(AddError::CannotGrow),
             },
             CompactGeneration::One(one) => {
-                let mut filter: Segmented = std::mem::take(one).inflate();
+                let mut filter: Segmented = one.take().inflate();
                 let added = filter.add_hash(hash, budget);
                 *self = CompactGeneration::settle(CompactFilter::Segments(filter));
                 added
@@ -176,7 +179,7 @@ impl Generation for CompactGeneration {
     }
     fn bytes(&self) -> u64 {
         match self {
-            CompactGeneration::One(one) => OneSegment::SIZE + one.segment_bytes(),
+            CompactGeneration::One(one) => HELD + one.segment_bytes(),
             CompactGeneration::Filter(f) => f.bytes() + BOXED_EXTRA,
         }
     }
@@ -256,7 +259,7 @@ impl Generation for CompactGeneration {
         };
         f.load_chunk(iter, data, max_bytes)?;
         if f.is_loaded() {
-            let held = std::mem::replace(self, CompactGeneration::One(OneSegment::default()));
+            let held = std::mem::replace(self, CompactGeneration::One(OneSegment::stand_in()));
             if let CompactGeneration::Filter(f) = held {
                 *self = CompactGeneration::settle(*f);
             }

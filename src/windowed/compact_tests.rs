@@ -249,3 +249,8 @@ fn quiet_generations_are_held_as_one_segment_and_the_ring_as_long_as_it_holds() 
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 50, 40);
     assert!(f.ring.capacity() <= 4, "{}", f.ring.capacity());
 }
+
+#[test]
+fn a_generation_takes_its_one_segments_fields_and_no_tag() {
+    assert_eq!(std::mem::size_of::<CompactGeneration>(), 40);
+}

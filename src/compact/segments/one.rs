@@ -10,12 +10,14 @@ use super::segment::Segment;
 use super::voids::Voids;
 use super::{placement_bits, split_items, total_bits, Segmented};
 use crate::bloom::ItemHash;
+use std::num::NonZeroU64;
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OneSegment {
     segment: Segment,
     error: f64,
-    secret: u64,
+    /// Never zero (a keyed filter's), which leaves a generation room for its tag.
+    secret: NonZeroU64,
     items: u32,
     entries: u32,
 }
@@ -27,7 +29,8 @@ impl OneSegment {
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
         // Level 0, nothing split: every string is segment 0's, whole.
-        self.segment.contains(placement_bits(hash, self.secret))
+        self.segment
+            .contains(placement_bits(hash, self.secret.get()))
     }
 
     pub fn len(&self) -> u64 {
@@ -47,6 +50,22 @@ impl OneSegment {
         self.segment.bytes()
     }
 
+    /// An empty stand-in, for the moment a generation is moved out of its place.
+    pub fn stand_in() -> OneSegment {
+        OneSegment {
+            segment: Segment::default(),
+            error: 0.0,
+            secret: NonZeroU64::MIN,
+            items: 0,
+            entries: 0,
+        }
+    }
+
+    /// Moves it out, leaving a stand-in.
+    pub fn take(&mut self) -> OneSegment {
+        std::mem::replace(self, OneSegment::stand_in())
+    }
+
     /// The whole filter it stands for.
     pub fn inflate(self) -> Segmented {
         let mut directory = Directory::default();
@@ -55,7 +74,7 @@ impl OneSegment {
         Segmented {
             error: self.error,
             deletable: false,
-            secret: self.secret,
+            secret: self.secret.get(),
             first_level: 0,
             level: 0,
             pointer: 0,
@@ -91,8 +110,10 @@ impl Segmented {
         let (Some(items), Some(entries)) = (fits(self.items), fits(self.entries)) else {
             return Err(self);
         };
+        let Some(secret) = NonZeroU64::new(self.secret) else {
+            return Err(self);
+        };
         let one = !self.deletable
-            && self.secret != 0
             && self.first_level == 0
             && self.level == 0
             && self.pointer == 0
@@ -108,7 +129,7 @@ impl Segmented {
         Ok(OneSegment {
             segment: std::mem::take(segment),
             error: self.error,
-            secret: self.secret,
+            secret,
             items,
             entries,
         })
@@ -159,7 +180,8 @@ mod tests {
     }
 
     #[test]
-    fn its_fields_take_40_bytes() {
+    fn its_fields_take_40_bytes_with_room_for_a_tag() {
         assert_eq!(OneSegment::SIZE, 40);
+        assert_eq!(std::mem::size_of::<Option<OneSegment>>(), 40);
     }
 }
