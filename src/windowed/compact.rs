@@ -34,8 +34,7 @@ const HELD: u64 = std::mem::size_of::<CompactGeneration>() as u64;
 /// Bytes a held generation takes besides its filter's own count of them (which counts the
 /// filter's fields where they lie inline): the generation's own fields, and the box's size
 /// class past the filter's fields.
-const BOXED_EXTRA: u64 = HELD
-    + size_class(std::mem::size_of::<CompactFilter>() as u64)
+const BOXED_EXTRA: u64 = HELD + size_class(std::mem::size_of::<CompactFilter>() as u64)
     - std::mem::size_of::<CompactFilter>() as u64;
 
 impl CompactGeneration {
