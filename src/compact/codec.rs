@@ -307,7 +307,13 @@ impl Survey {
                 return;
             };
             // The new quotients this run moves into, with it and without it.
-            split_into(elements(), table.width, new.width, rules.deletable, &mut halves);
+            split_into(
+                elements(),
+                table.width,
+                new.width,
+                rules.deletable,
+                &mut halves,
+            );
             for (half, moving) in (0u64..).zip(&halves) {
                 if moving.is_empty() {
                     continue;
@@ -318,8 +324,20 @@ impl Survey {
                 }
                 alone.clone_from(&run);
                 let widths = (new.width, next);
-                plan.add(planned(&mut run, moving, &mut placed, widths, rules.deletable));
-                replaced.add(planned(&mut alone, &[], &mut placed, widths, rules.deletable));
+                plan.add(planned(
+                    &mut run,
+                    moving,
+                    &mut placed,
+                    widths,
+                    rules.deletable,
+                ));
+                replaced.add(planned(
+                    &mut alone,
+                    &[],
+                    &mut placed,
+                    widths,
+                    rules.deletable,
+                ));
             }
         });
         if *unsound || (*repeated && !rules.legacy) {

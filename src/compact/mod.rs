@@ -552,3 +552,5 @@ mod filter_tests;
 mod measure;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod walk_tests;

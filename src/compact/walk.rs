@@ -67,7 +67,11 @@ impl RunWalk {
     ) -> Option<Progress> {
         let n = table.slots();
         let Some(start) = self.start.or_else(|| self.seek(table, ready, complete)) else {
-            return if complete { None } else { Some(Progress::Waiting) };
+            return if complete {
+                None
+            } else {
+                Some(Progress::Waiting)
+            };
         };
         let base = table.next(start);
         while self.walked < n {
