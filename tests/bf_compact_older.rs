@@ -174,9 +174,15 @@ fn each_chunk_of_an_older_value_walks_its_own_bytes() {
         }
         dump.push((iter, reply[1].bytes()));
     }
-    let (header, chunks) = dump.split_first().map(|(h, rest)| (h.1.clone(), rest)).unwrap();
+    let (header, chunks) = dump
+        .split_first()
+        .map(|(h, rest)| (h.1.clone(), rest))
+        .unwrap();
     assert!(chunks.len() >= 2, "{} chunks", chunks.len());
-    assert_eq!(call!(c, "CONFIG", "SET", "slowlog-log-slower-than", "0"), ok());
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "slowlog-log-slower-than", "0"),
+        ok()
+    );
     assert_eq!(call!(c, "CONFIG", "SET", "slowlog-max-len", "1024"), ok());
     let mut fastest = vec![i64::MAX; chunks.len()];
     for round in 0..3 {

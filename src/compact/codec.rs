@@ -9,7 +9,7 @@
 //!
 //! Data chunks then carry the table's bytes in order, at most [`MAX_CHUNK`] each: iterator
 //! `p >= 1` is byte `p - 1` of the table, each chunk continues where the previous one ended,
-//! and the table is checked whole when its last byte arrives. The RDB value is the header's
+//! and the validator's walk of the tables goes on through each chunk as it arrives (`walk`). The RDB value is the header's
 //! fields after the magic and version (as unsigned integers, the error as a double), the
 //! count of table bytes received (all of them, but between LOADCHUNK calls), then the table
 //! in one buffer. Read as RedisBloom's first header field (the item count) the magic

@@ -128,6 +128,10 @@ impl RunWalk {
     fn seek(&mut self, table: &Table, ready: u64, complete: bool) -> Option<u64> {
         let n = table.slots();
         let upto = if complete { n } else { ready.min(n) };
+        if upto == 0 {
+            // Nothing arrived: the state stays the one a value with no bytes has.
+            return None;
+        }
         if self.seek == 0 {
             if !complete {
                 // Slot 0 waits for the last slot; the others are read as they arrive.

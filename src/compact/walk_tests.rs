@@ -118,6 +118,15 @@ fn chunks_at_any_split_give_the_verdict_and_value_of_a_whole_load() {
                 continue;
             }
         };
+        let between = |arriving: &Compact| {
+            // Between chunks: saved and loaded, the same walk; the validator agrees.
+            let mut rdb = MemoryRdb::new();
+            arriving.save(&mut rdb);
+            let reloaded = Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT);
+            assert_eq!(reloaded.as_ref(), Ok(arriving), "case {case}");
+            assert_eq!(arriving.validate(NO_LIMIT), Ok(()), "case {case}");
+        };
+        between(&arriving);
         let mut verdict = Ok(());
         for (k, (iter, bytes)) in chunks.iter().enumerate() {
             let before = arriving.clone();
@@ -131,12 +140,7 @@ fn chunks_at_any_split_give_the_verdict_and_value_of_a_whole_load() {
                 break;
             }
             if !arriving.is_loaded() {
-                // Between chunks: saved and loaded, the same walk; the validator agrees.
-                let mut rdb = MemoryRdb::new();
-                arriving.save(&mut rdb);
-                let reloaded = Compact::load(&mut rdb, DOUBLING_ENCODING, NO_LIMIT);
-                assert_eq!(reloaded.as_ref(), Ok(&arriving), "case {case}");
-                assert_eq!(arriving.validate(NO_LIMIT), Ok(()), "case {case}");
+                between(&arriving);
             }
         }
         match (whole, verdict) {
