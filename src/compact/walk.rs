@@ -5,8 +5,8 @@
 //!
 //! The walk starts after an empty slot and goes once around: the runs of each cluster are
 //! matched in order with the cluster's occupied quotients, each run starting at its quotient
-//! or later and a cluster at its own quotient. Its state between calls is a few counters and
-//! the fields of the run it is in. Slot 0 is walked last (whether it is empty reads the last
+//! or later and a cluster at its own quotient. Its state between calls is a few counters (a
+//! run's fields are read when it ends). Slot 0 is walked last (whether it is empty reads the last
 //! slot), and the slots before the first empty slot after it (the cluster that reaches slot
 //! 0 from the end of the table) wait for the table's last bytes: that is the part of the
 //! walk a table's last chunk does besides its own slots and the run in progress where it
@@ -41,9 +41,10 @@ pub struct RunWalk {
     /// Occupied quotients walked past, and runs started (equal at the end).
     occupied: u64,
     runs: u64,
-    /// The run being walked: its quotient and its fields so far.
+    /// The run being walked: its quotient and first slot (its fields are read from the
+    /// table when it ends, so the state stays a few words whatever a run's length).
     quotient: Option<u64>,
-    fields: Vec<u64>,
+    run_start: u64,
     after_empty: bool,
     entries: u64,
     /// Block offsets set so far (blocks counted in walk order), and the walk positions of the
@@ -74,6 +75,7 @@ impl RunWalk {
             };
         };
         let base = table.next(start);
+        let mut fields: Vec<u64> = Vec::new();
         while self.walked < n {
             let i = (base + self.walked) & (n - 1);
             if !complete && (i == 0 || i >= ready) {
@@ -98,16 +100,18 @@ impl RunWalk {
                         }
                         self.runs += 1;
                         self.set_offsets(table, base, self.scanned - 1, offsets);
+                        self.run_start = i;
                         q
                     }
                 };
                 self.quotient = Some(q);
-                self.fields.push(slot >> 2);
                 self.entries += 1;
                 if slot & RUNEND != 0 {
-                    visit(q, i, &self.fields);
+                    let len = (i.wrapping_sub(self.run_start) & (n - 1)) + 1;
+                    fields.clear();
+                    fields.extend((0..len).map(|k| table.field((self.run_start + k) & (n - 1))));
+                    visit(q, i, &fields);
                     self.last_run = Some((self.scanned - 1, self.walked));
-                    self.fields.clear();
                     self.quotient = None;
                 }
             }
