@@ -5,8 +5,8 @@
 //!
 //! The walk starts after an empty slot and goes once around: the runs of each cluster are
 //! matched in order with the cluster's occupied quotients, each run starting at its quotient
-//! or later and a cluster at its own quotient. Its state between calls is a few counters (a
-//! run's fields are read when it ends). Slot 0 is walked last (whether it is empty reads the last
+//! or later and a cluster at its own quotient. Its state between calls is a few counters (a run
+//! in progress is read from the table when it ends). Slot 0 is walked last (whether it is empty reads the last
 //! slot), and the slots before the first empty slot after it (the cluster that reaches slot
 //! 0 from the end of the table) wait for the table's last bytes: that is the part of the
 //! walk a table's last chunk does besides its own slots and the run in progress where it
@@ -75,7 +75,9 @@ impl RunWalk {
             };
         };
         let base = table.next(start);
+        // A run in progress where a call left it is read whole from the table when it ends.
         let mut fields: Vec<u64> = Vec::new();
+        let mut carried = self.quotient.is_some();
         while self.walked < n {
             let i = (base + self.walked) & (n - 1);
             if !complete && (i == 0 || i >= ready) {
@@ -105,13 +107,19 @@ impl RunWalk {
                     }
                 };
                 self.quotient = Some(q);
+                fields.push(slot >> 2);
                 self.entries += 1;
                 if slot & RUNEND != 0 {
-                    let len = (i.wrapping_sub(self.run_start) & (n - 1)) + 1;
-                    fields.clear();
-                    fields.extend((0..len).map(|k| table.field((self.run_start + k) & (n - 1))));
+                    if carried {
+                        let len = (i.wrapping_sub(self.run_start) & (n - 1)) + 1;
+                        fields.clear();
+                        fields
+                            .extend((0..len).map(|k| table.field((self.run_start + k) & (n - 1))));
+                        carried = false;
+                    }
                     visit(q, i, &fields);
                     self.last_run = Some((self.scanned - 1, self.walked));
+                    fields.clear();
                     self.quotient = None;
                 }
             }
