@@ -85,3 +85,116 @@ fn a_crowded_older_value_is_kept_and_answers() {
     assert_eq!(digest(&mut r, "k"), kept);
     assert_eq!(digest(&mut r, "r"), kept);
 }
+
+/// The server's own time (µs, from SLOWLOG) of each `BF.LOADCHUNK` of `chunks` into `key`, in
+/// order.
+fn chunk_times(c: &mut Client, key: &str, header: &[u8], chunks: &[(i64, Vec<u8>)]) -> Vec<i64> {
+    assert_eq!(call!(c, "SLOWLOG", "RESET"), ok());
+    assert_eq!(call!(c, "BF.LOADCHUNK", key, "1", header), ok());
+    for (iter, bytes) in chunks {
+        let iter = iter.to_string();
+        assert_eq!(
+            call!(c, "BF.LOADCHUNK", key, iter.as_str(), bytes.as_slice()),
+            ok()
+        );
+    }
+    let log = call!(c, "SLOWLOG", "GET", "-1").array();
+    chunks
+        .iter()
+        .map(|(iter, _)| {
+            let iter = iter.to_string();
+            log.iter()
+                .map(Reply::array)
+                .find(|entry| {
+                    let args = entry[3].array();
+                    args[0].text().eq_ignore_ascii_case("BF.LOADCHUNK")
+                        && args[1].text() == key
+                        && args[2].text() == iter
+                })
+                .map(|entry| entry[2].int())
+                .expect("every chunk in the slow log")
+        })
+        .collect()
+}
+
+/// Each `BF.LOADCHUNK` of an older value walks its own bytes: of a value grown on the server
+/// (the crowded fixture, kept, grown by adds to 2^20 slots and caught late in its doubling to
+/// 2^21), in its genuine SCANDUMP chunks, the chunk that completes it (its old table) takes
+/// no longer than a few times the chunk of its new table, twice its slots. (It walked the
+/// whole value, about 50 times the time of the chunk before it.) Server-side times from
+/// SLOWLOG, the fastest of three loads.
+#[test]
+fn each_chunk_of_an_older_value_walks_its_own_bytes() {
+    let s = Server::start();
+    let mut c = s.client();
+    let (header, chunks) = crowded_older();
+    assert_eq!(call!(c, "BF.LOADCHUNK", "k", "1", header.as_slice()), ok());
+    for (iter, bytes) in &chunks {
+        let iter = iter.to_string();
+        assert_eq!(
+            call!(c, "BF.LOADCHUNK", "k", iter.as_str(), bytes.as_slice()),
+            ok()
+        );
+    }
+    // Grown until its doubling into 2^21 slots has moved three quarters of the old table.
+    let mut added = 0u64;
+    loop {
+        let debug = call!(c, "BF.DEBUG", "k").array();
+        // "size:", the counts, then "table slots:" and a doubling's line.
+        let slots: u64 = debug[2].text()["table slots:".len()..]
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("table slots: {debug:?}"));
+        let doubling = debug.get(3).map(Reply::text);
+        let late = doubling.as_deref().and_then(|line| {
+            let (moved, of) = line.strip_prefix("doubling moved:")?.split_once(" of:")?;
+            Some(4 * moved.parse::<u64>().ok()? >= 3 * of.parse::<u64>().ok()?)
+        });
+        if slots == 1 << 21 && late == Some(true) {
+            break;
+        }
+        assert!(slots <= 1 << 21 && added < 3_000_000, "{debug:?}");
+        let batch = if doubling.is_some() && slots == 1 << 21 {
+            2_000
+        } else {
+            20_000
+        };
+        let mut args = vec![b"BF.MADD".to_vec(), b"k".to_vec()];
+        args.extend((added..added + batch).map(|i| format!("grown-{i}").into_bytes()));
+        assert_eq!(c.call(&args).array().len() as u64, batch);
+        added += batch;
+    }
+    let (mut iter, mut dump) = (0i64, Vec::new());
+    loop {
+        let reply = call!(c, "BF.SCANDUMP", "k", iter.to_string().as_str()).array();
+        iter = reply[0].int();
+        if iter == 0 {
+            break;
+        }
+        dump.push((iter, reply[1].bytes()));
+    }
+    let (header, chunks) = dump
+        .split_first()
+        .map(|(h, rest)| (h.1.clone(), rest))
+        .unwrap();
+    assert!(chunks.len() >= 2, "{} chunks", chunks.len());
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "slowlog-log-slower-than", "0"),
+        ok()
+    );
+    assert_eq!(call!(c, "CONFIG", "SET", "slowlog-max-len", "1024"), ok());
+    let mut fastest = vec![i64::MAX; chunks.len()];
+    for round in 0..3 {
+        let key = format!("copy-{round}");
+        let times = chunk_times(&mut c, &key, &header, chunks);
+        fastest = fastest.iter().zip(&times).map(|(a, b)| *a.min(b)).collect();
+    }
+    assert_eq!(digest(&mut c, "copy-0"), digest(&mut c, "k"));
+    let (first, last) = (fastest[0], fastest[chunks.len() - 1]);
+    eprintln!("chunk times (µs, fastest of three): {fastest:?}");
+    assert!(
+        last <= 4 * first,
+        "the completing chunk took {last} µs, the first {first} µs"
+    );
+}

@@ -9,15 +9,16 @@
 //!
 //! Data chunks then carry the table's bytes in order, at most [`MAX_CHUNK`] each: iterator
 //! `p >= 1` is byte `p - 1` of the table, each chunk continues where the previous one ended,
-//! and the table is checked whole when its last byte arrives. The RDB value is the header's
+//! and the validator's walk of the tables goes on through each chunk as it arrives (`walk`). The RDB value is the header's
 //! fields after the magic and version (as unsigned integers, the error as a double), the
 //! count of table bytes received (all of them, but between LOADCHUNK calls), then the table
 //! in one buffer. Read as RedisBloom's first header field (the item count) the magic
 //! is above 6·10^18 items, so the headers of the kinds never collide.
 
 use super::counters;
-use super::doubling::{elements_cost, Doubling};
+use super::doubling::{elements_cost, planned, split_into, Doubling, Finish};
 use super::table::{offset_bytes, table_bytes, Table};
+use super::walk::{Progress, RunWalk};
 use super::{
     fingerprint_bits, max_entries, next_width, value_bytes, width_for, Compact, MAX_LOG2_SLOTS,
     MIN_LOG2_SLOTS,
@@ -175,6 +176,7 @@ impl Shape {
             table,
             moved: 0,
             doubling,
+            walks: Some(Box::default()),
         }
     }
 }
@@ -192,18 +194,6 @@ fn sized(table: &Table, log2_slots: u32, width: u32) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// What one walk of a complete table finds (`surveyed`).
-struct Survey {
-    /// Slots in use.
-    entries: u64,
-    /// Slots the runs from the walk's first quotient on take in the next table.
-    cost: u64,
-    /// Whether a run holds a fingerprint twice (allowed only in encoding 1's form).
-    repeated: bool,
-    /// The table's block offsets, from its runs.
-    offsets: Vec<u16>,
-}
-
 /// What a table is checked against, and how its runs are costed for the next table.
 #[derive(Clone, Copy)]
 struct Rules {
@@ -215,62 +205,166 @@ struct Rules {
     from: u64,
     next_width: u32,
     deletable: bool,
+    /// During a doubling, the new table (its runs alone go into the finish plan).
+    planned: bool,
 }
 
-/// A complete table's own checks, in one walk: no stray bits, runs whose entries have
-/// counters in their one form (only `counted` tables count) and each fingerprint once
-/// (unless `legacy`); the slots it uses and its runs' cost in the next table on the way.
-fn surveyed(table: &Table, rules: Rules) -> Result<Survey, LoadError> {
-    // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
-    let used = table.slots() * (u64::from(table.width) + 2) / 8;
-    let stray = table
-        .bytes
-        .get(used as usize..)
-        .is_none_or(|tail| tail.iter().any(|b| *b != 0));
-    if stray {
-        return Err(LoadError::Invalid("bits past the table"));
-    }
-    let mut seen: Vec<u64> = Vec::new();
-    let (mut sound, mut repeated, mut cost) = (true, false, 0u64);
-    let mut offsets = vec![0u16; table.offsets.len()];
-    let walked = table.for_each_run(|x, end, fields| {
-        table.note_offsets(&mut offsets, x, end);
-        seen.clear();
-        let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
-        let elements = || counters::elements(fields.len() as u64, table.width, field_at);
-        for e in elements() {
-            sound &= e.canonical && (rules.counted || e.pairs == 0);
-            seen.push(e.field);
-        }
-        seen.sort_unstable();
-        repeated |= seen.windows(2).any(|w| w.first() == w.get(1));
-        if x >= rules.from {
-            let run = elements_cost(elements, table.width, rules.next_width, rules.deletable);
-            cost = cost.saturating_add(run);
-        }
-    });
-    if !sound || (repeated && !rules.legacy) {
-        return Err(LoadError::Invalid("counters"));
-    }
-    let entries = walked.ok_or(LoadError::Invalid("table metadata"))?;
-    Ok(Survey {
-        entries,
-        cost,
-        repeated,
-        offsets,
-    })
+/// What the walk of a table finds, as far as its bytes have arrived: a table's own checks
+/// (no stray bits, runs whose entries have counters in their one form and only in `counted`
+/// tables, each fingerprint once unless `legacy`), the slots it uses and its runs' cost in
+/// the next table; its block offsets are set as the walk passes them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Survey {
+    walk: RunWalk,
+    /// Slots in use, once every slot is walked.
+    entries: Option<u64>,
+    /// A counter not in its one form, or in a table without counters.
+    unsound: bool,
+    /// A run holds a fingerprint twice (allowed only in encoding 1's form).
+    repeated: bool,
+    /// Slots the runs from the rules' first quotient on take in the next table.
+    cost: u64,
+    /// During a doubling, what finishing it at once gives ([`Finish`]), run by run: the new
+    /// table's runs alone; for the old table's runs, the new quotients they move into with
+    /// them (`plan`) and without them (`replaced`).
+    plan: Finish,
+    replaced: Finish,
 }
 
-/// The counts and offsets a value's tables give (none until every chunk arrived).
-#[derive(Default)]
+/// A value's walks while its tables arrive: the table's, then a doubling's old table's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Walks {
+    table: Survey,
+    old: Survey,
+}
+
+impl Survey {
+    /// Walks `table` on through its first `received` bytes (`into`: the new table and its
+    /// next width, for an old table's runs in the finish plan): its slots in use once every
+    /// slot is walked, None while waiting, refused as soon as a check fails.
+    fn walk(
+        &mut self,
+        table: &Table,
+        received: u64,
+        rules: Rules,
+        into: Option<(&Table, u32)>,
+        offsets: &mut [u16],
+    ) -> Result<Option<u64>, LoadError> {
+        if self.entries.is_some() {
+            return Ok(self.entries);
+        }
+        let len = table.bytes.len() as u64;
+        let complete = received >= len;
+        if complete {
+            // Whole blocks of 64 slots end on a byte; the padding after them stays zero.
+            let used = table.slots() * (u64::from(table.width) + 2) / 8;
+            let stray = table
+                .bytes
+                .get(used as usize..)
+                .is_none_or(|tail| tail.iter().any(|b| *b != 0));
+            if stray {
+                return Err(LoadError::Invalid("bits past the table"));
+            }
+        }
+        let ready = table.slots_within(received.min(len));
+        let mut seen: Vec<u64> = Vec::new();
+        let mut halves: [Vec<(u64, u64)>; 2] = Default::default();
+        let (mut run, mut alone, mut placed) = (Vec::new(), Vec::new(), Vec::new());
+        let Survey {
+            walk,
+            unsound,
+            repeated,
+            cost,
+            plan,
+            replaced,
+            ..
+        } = self;
+        let progress = walk.advance(table, ready, complete, offsets, |x, _, fields| {
+            seen.clear();
+            let field_at = |k: u64| fields.get(k as usize).copied().unwrap_or(0);
+            let elements = || counters::elements(fields.len() as u64, table.width, field_at);
+            let mut slots = 0u64;
+            for e in elements() {
+                *unsound |= !e.canonical || !(rules.counted || e.pairs == 0);
+                seen.push(e.field);
+                slots += 1 + 2 * counters::digits(e.count, table.width).count() as u64;
+            }
+            seen.sort_unstable();
+            *repeated |= seen.windows(2).any(|w| w.first() == w.get(1));
+            if x < rules.from {
+                return;
+            }
+            let run_cost = elements_cost(elements, table.width, rules.next_width, rules.deletable);
+            *cost = cost.saturating_add(run_cost);
+            if rules.planned {
+                plan.add(Finish {
+                    entries: slots,
+                    moved: run_cost,
+                    merges: 0,
+                });
+            }
+            let Some((new, next)) = into else {
+                return;
+            };
+            // The new quotients this run moves into, with it and without it.
+            split_into(
+                elements(),
+                table.width,
+                new.width,
+                rules.deletable,
+                &mut halves,
+            );
+            for (half, moving) in (0u64..).zip(&halves) {
+                if moving.is_empty() {
+                    continue;
+                }
+                run.clear();
+                if let Some(new_run) = new.run(2 * x + half) {
+                    run.extend(new.run_elements(new_run).map(|e| (e.field, e.count)));
+                }
+                alone.clone_from(&run);
+                let widths = (new.width, next);
+                plan.add(planned(
+                    &mut run,
+                    moving,
+                    &mut placed,
+                    widths,
+                    rules.deletable,
+                ));
+                replaced.add(planned(
+                    &mut alone,
+                    &[],
+                    &mut placed,
+                    widths,
+                    rules.deletable,
+                ));
+            }
+        });
+        if *unsound || (*repeated && !rules.legacy) {
+            return Err(LoadError::Invalid("counters"));
+        }
+        match progress.ok_or(LoadError::Invalid("table metadata"))? {
+            Progress::Waiting => Ok(None),
+            Progress::Done(entries) => {
+                // The walk's own state is not needed any more (nor kept: every path to the
+                // same bytes leaves the same state).
+                self.walk = RunWalk::default();
+                self.entries = Some(entries);
+                Ok(Some(entries))
+            }
+        }
+    }
+}
+
+/// The counts a value's tables give (once every byte arrived).
 struct Derived {
     moved: u64,
     /// A doubling's.
     pending: u64,
     /// A table in encoding 1's form holds a fingerprint twice (`Compact::upgrade`).
     repeated: bool,
-    /// The table's offsets, and a doubling's old table's.
-    offsets: [Vec<u16>; 2],
+    /// A doubling finished at once.
+    plan: Option<Finish>,
 }
 
 impl Compact {
@@ -278,31 +372,37 @@ impl Compact {
     /// fields a filter could have, a size within `max_bytes` (both tables during a
     /// doubling), tables whose metadata describe runs holding exactly `entries` entries, no
     /// stray bits past the last slot, and room in the new table for what a doubling still
-    /// moves; the counts derived from the tables are the ones kept.
+    /// moves; the counts derived from the tables are the ones kept. A value still arriving
+    /// has the walks its received bytes give.
     pub fn validate(&self, max_bytes: u64) -> Result<(), LoadError> {
         if self.legacy && self.is_loaded() {
             return Err(LoadError::Invalid("table in encoding 1"));
         }
-        let derived = self.check(max_bytes)?;
+        self.check_shape(max_bytes)?;
+        let mut copy = self.clone();
+        let mut walks = Walks::default();
+        let Some(derived) = copy.walk_on(&mut walks)? else {
+            return match self.walks.as_deref() == Some(&walks) {
+                true => Ok(()),
+                false => Err(LoadError::Invalid("derived counts")),
+            };
+        };
         let pending = self.doubling.as_ref().map_or(0, |d| d.pending);
         if (derived.moved, derived.pending) != (self.moved, pending) {
             return Err(LoadError::Invalid("derived counts"));
         }
-        self.check_reserve()
+        self.check_reserve(derived.plan)
     }
 
-    /// During a doubling (tables complete, offsets built): the reserve covers every merge
-    /// the moves still to come make with an entry adds put in the new table, and the new
-    /// table takes all of it. Commands always leave that much (an add that puts an entry
-    /// beside an old one matching its item reserves a slot; only its move's merge takes it
-    /// back), so this refuses only a header that understates its reserve, or a cursor set
-    /// back (the quotients moved again then meet their own entries), values that would
-    /// lose items two writes later.
-    fn check_reserve(&self) -> Result<(), LoadError> {
-        if !self.is_loaded() {
-            return Ok(());
-        }
-        let (Some(d), Some(plan)) = (&self.doubling, self.finish_plan()) else {
+    /// During a doubling (tables complete): the reserve covers every merge the moves still
+    /// to come make with an entry adds put in the new table, and the new table takes all of
+    /// it (`plan`: finishing the doubling at once). Commands always leave that much (an add
+    /// that puts an entry beside an old one matching its item reserves a slot; only its
+    /// move's merge takes it back), so this refuses only a header that understates its
+    /// reserve, or a cursor set back (the quotients moved again then meet their own
+    /// entries), values that would lose items two writes later.
+    fn check_reserve(&self, plan: Option<Finish>) -> Result<(), LoadError> {
+        let (Some(d), Some(plan)) = (&self.doubling, plan) else {
             return Ok(());
         };
         if d.reserve < plan.merges || plan.entries > max_entries(self.table.slots()) {
@@ -311,10 +411,9 @@ impl Compact {
         Ok(())
     }
 
-    /// [`Self::validate`] without the rule that a complete table is in encoding 2 (a table
-    /// in encoding 1 has a repeated entry per add, and no counters): the derived counts.
-    /// One walk of each table.
-    fn check(&self, max_bytes: u64) -> Result<Derived, LoadError> {
+    /// The checks of the fields and sizes, and (between LOADCHUNK calls) that the bytes not
+    /// received yet are zero; no table walked.
+    fn check_shape(&self, max_bytes: u64) -> Result<(), LoadError> {
         let dims = Shape::of(self).check(max_bytes)?;
         sized(&self.table, dims.log2_slots, dims.width)?;
         match (&self.doubling, dims.old) {
@@ -327,8 +426,7 @@ impl Compact {
         }
         if !self.is_loaded() {
             // Between LOADCHUNK calls (and so in an RDB or AOF taken then): the bytes not
-            // received yet are still zero, and the tables are checked whole when the last
-            // chunk arrives.
+            // received yet are still zero.
             let received = self.received as usize;
             let new_len = self.table.bytes.len();
             let pending_new = self.table.bytes.get(received.min(new_len)..);
@@ -340,68 +438,124 @@ impl Compact {
             if dirty(pending_new) || pending_old.is_some_and(dirty) {
                 return Err(LoadError::Invalid("bytes past those received"));
             }
-            return Ok(Derived::default());
         }
+        Ok(())
+    }
+
+    /// The validator's walk of the tables (the table, then a doubling's old table), taken on
+    /// from `walks` through the bytes received: the counts derived once every byte is
+    /// walked, None before. Sets the block offsets as it passes them. Each table is walked
+    /// once in all, whether its bytes come at once (RDB, RESTORE) or chunk by chunk.
+    fn walk_on(&mut self, walks: &mut Walks) -> Result<Option<Derived>, LoadError> {
         let rules = Rules {
             counted: self.deletable && !self.legacy,
             legacy: self.legacy,
             from: 0,
             next_width: self.next_width(),
             deletable: self.deletable,
+            planned: self.doubling.is_some(),
         };
-        let table = surveyed(&self.table, rules)?;
-        if table.entries != self.entries {
+        let new_len = self.table.bytes.len() as u64;
+        let mut offsets = std::mem::take(&mut self.table.offsets);
+        let walked = walks.table.walk(
+            &self.table,
+            self.received.min(new_len),
+            rules,
+            None,
+            &mut offsets,
+        );
+        self.table.offsets = offsets;
+        let Some(entries) = walked? else {
+            return Ok(None);
+        };
+        if entries != self.entries {
             return Err(LoadError::Invalid("entry count"));
         }
-        let Some(d) = &self.doubling else {
-            return Ok(Derived {
-                moved: table.cost,
+        let Compact {
+            table,
+            doubling,
+            received,
+            entries,
+            next_width,
+            ..
+        } = self;
+        let Some(d) = doubling else {
+            return Ok(Some(Derived {
+                moved: walks.table.cost,
                 pending: 0,
-                repeated: table.repeated,
-                offsets: [table.offsets, Vec::new()],
-            });
+                repeated: walks.table.repeated,
+                plan: None,
+            }));
         };
         let old_rules = Rules {
             legacy: false,
             from: d.cursor,
-            next_width: self.table.width,
+            next_width: table.width,
+            planned: false,
             ..rules
         };
-        let old = surveyed(&d.old, old_rules)?;
-        if old.entries > max_entries(d.old.slots()) {
+        let mut offsets = std::mem::take(&mut d.old.offsets);
+        let into = Some((&*table, *next_width));
+        let old_received = received.saturating_sub(new_len);
+        let walked = walks
+            .old
+            .walk(&d.old, old_received, old_rules, into, &mut offsets);
+        d.old.offsets = offsets;
+        let Some(old_entries) = walked? else {
+            return Ok(None);
+        };
+        if old_entries > max_entries(d.old.slots()) {
             return Err(LoadError::Invalid("entry count"));
         }
-        let committed = self
-            .entries
-            .saturating_add(old.cost)
+        let committed = entries
+            .saturating_add(walks.old.cost)
             .saturating_add(d.reserve);
-        if committed > max_entries(self.table.slots()) {
+        if committed > max_entries(table.slots()) {
             return Err(LoadError::Invalid("doubling"));
         }
-        Ok(Derived {
-            moved: table.cost,
-            pending: old.cost,
+        let (kept, with, without) = (walks.table.plan, walks.old.plan, walks.old.replaced);
+        let plan = Finish {
+            entries: (kept.entries + with.entries).saturating_sub(without.entries),
+            moved: (kept.moved + with.moved).saturating_sub(without.moved),
+            merges: with.merges,
+        };
+        Ok(Some(Derived {
+            moved: walks.table.cost,
+            pending: walks.old.cost,
             repeated: false,
-            offsets: [table.offsets, old.offsets],
-        })
+            plan: Some(plan),
+        }))
     }
 
-    /// Checks a value just read whole and sets its derived counts and offsets; a table in
-    /// encoding 1's form is then brought to encoding 2 (`upgrade`). Refused with nothing
-    /// changed but the derived counts.
+    /// Checks a value just read (whole, or between LOADCHUNK calls) and sets its derived
+    /// counts and offsets; a table in encoding 1's form is then brought to encoding 2
+    /// (`upgrade`). Refused with nothing changed but the derived counts.
     pub(super) fn settle(&mut self, max_bytes: u64) -> Result<(), LoadError> {
-        let derived = self.check(max_bytes)?;
-        if !self.is_loaded() {
+        self.check_shape(max_bytes)?;
+        let mut walks = Walks::default();
+        let derived = self.walk_on(&mut walks)?;
+        self.conclude(walks, derived, max_bytes)
+    }
+
+    /// After a walk: a value still arriving keeps its walks; a complete one its derived
+    /// counts, once its doubling's reserve is checked and a table in encoding 1's form
+    /// upgraded.
+    fn conclude(
+        &mut self,
+        walks: Walks,
+        derived: Option<Derived>,
+        max_bytes: u64,
+    ) -> Result<(), LoadError> {
+        let Some(derived) = derived else {
+            self.walks = Some(Box::new(walks));
             return Ok(());
-        }
+        };
+        self.walks = None;
         self.moved = derived.moved;
-        let [offsets, old_offsets] = derived.offsets;
-        self.table.set_offsets(offsets);
         if let Some(d) = &mut self.doubling {
             d.pending = derived.pending;
-            d.old.set_offsets(old_offsets);
         }
-        self.check_reserve()?;
+        self.check_reserve(derived.plan)?;
         self.upgrade(derived.repeated, max_bytes)
     }
 
@@ -649,8 +803,10 @@ impl Compact {
     }
 
     /// Writes a data chunk `chunks` returned with iterator `iter`: it must continue where the
-    /// received bytes end; the last one must leave tables the validator accepts (else it is
-    /// taken back and nothing changes).
+    /// received bytes end, and the validator's walk goes on through it (so the chunk that
+    /// completes a value walks its own bytes and what its tables' walks left: the run in
+    /// progress where it starts, and the cluster reaching slot 0 from the table's end). A
+    /// refused chunk is taken back and changes nothing.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
         let len = data.len() as u64;
         let start = chunk_start(iter, data.len())?;
@@ -665,9 +821,15 @@ impl Compact {
         }
         self.write_stream(start as usize, Some(data), data.len());
         self.received += len;
-        if self.is_loaded() && self.settle(max_bytes).is_err() {
-            // A refused table changed nothing but its derived counts: taken back.
+        let before = self.walks.clone();
+        let mut walks = self.walks.take().map(|w| *w).unwrap_or_default();
+        let walked = self
+            .walk_on(&mut walks)
+            .and_then(|derived| self.conclude(walks, derived, max_bytes));
+        if walked.is_err() {
+            // A refused chunk changed nothing but derived counts: taken back.
             self.take_back(start, data.len());
+            self.walks = before;
             return Err(ChunkError::BadData);
         }
         Ok(())

@@ -76,7 +76,7 @@ pub fn split(
 }
 
 /// [`split`] into `halves`, whose buffers a walk over many runs reuses.
-fn split_into(
+pub(super) fn split_into(
     elements: impl Iterator<Item = Element>,
     width: u32,
     next_width: u32,
@@ -399,7 +399,7 @@ impl Compact {
 }
 
 /// What finishing a doubling at once leaves, worked out without changing anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Finish {
     /// Slots in use in the new table.
     pub entries: u64,
@@ -422,7 +422,7 @@ impl Compact {
             moved: 0,
             merges: 0,
         };
-        // Buffers reused run after run: the loader asks for every value mid-doubling.
+        // Buffers reused run after run.
         let mut halves: [Vec<(u64, u64)>; 2] = Default::default();
         let (mut run, mut placed) = (Vec::new(), Vec::new());
         for y in 0..self.table.slots() {
@@ -440,42 +440,65 @@ impl Compact {
                 run.extend(elements.map(|e| (e.field, e.count)));
             }
             let moving = halves.get(half).map_or(&[][..], Vec::as_slice);
-            if run.is_empty() {
-                // What moves in alone (the usual quotient, far from the cursor): no merge.
-                plan.entries = plan.entries.saturating_add(cost(&[moving, &[]], width));
-                let elements = || {
-                    moving
-                        .iter()
-                        .map(|&(field, count)| Element::of(field, count))
-                };
-                plan.moved = plan
-                    .moved
-                    .saturating_add(elements_cost(elements, width, next, deletable));
-                continue;
-            }
-            run.sort_unstable();
-            placed.clear();
-            for &(field, count) in moving {
-                match run.binary_search_by_key(&field, |(f, _)| *f) {
-                    Ok(k) => {
-                        plan.merges += 1;
-                        if let Some((_, total)) = run.get_mut(k).filter(|_| deletable) {
-                            *total = total.saturating_add(count);
-                        }
-                    }
-                    Err(_) => placed.push((field, count)),
-                }
-            }
-            run.append(&mut placed);
-            plan.entries = plan
-                .entries
-                .saturating_add(cost(&[run.as_slice(), &[]], width));
-            let elements = || run.iter().map(|&(field, count)| Element::of(field, count));
-            plan.moved = plan
-                .moved
-                .saturating_add(elements_cost(elements, width, next, deletable));
+            let quotient = planned(&mut run, moving, &mut placed, (width, next), deletable);
+            plan.add(quotient);
         }
         Some(plan)
+    }
+}
+
+impl Finish {
+    pub(super) fn add(&mut self, other: Finish) {
+        self.entries = self.entries.saturating_add(other.entries);
+        self.moved = self.moved.saturating_add(other.moved);
+        self.merges = self.merges.saturating_add(other.merges);
+    }
+}
+
+/// What one new quotient gives a [`Finish`]: its run (`run`, as `(field, count)` in any
+/// order; reordered) with what its old quotient still moves into it (`moving`), merged as a
+/// move merges them, in a table of `widths` (its own and the next table's). `placed` is a
+/// buffer.
+pub(super) fn planned(
+    run: &mut Vec<(u64, u64)>,
+    moving: &[(u64, u64)],
+    placed: &mut Vec<(u64, u64)>,
+    (width, next): (u32, u32),
+    deletable: bool,
+) -> Finish {
+    if run.is_empty() {
+        // What moves in alone (the usual quotient, far from the cursor): no merge.
+        let elements = || {
+            moving
+                .iter()
+                .map(|&(field, count)| Element::of(field, count))
+        };
+        return Finish {
+            entries: cost(&[moving, &[]], width),
+            moved: elements_cost(elements, width, next, deletable),
+            merges: 0,
+        };
+    }
+    run.sort_unstable();
+    placed.clear();
+    let mut merges = 0;
+    for &(field, count) in moving {
+        match run.binary_search_by_key(&field, |(f, _)| *f) {
+            Ok(k) => {
+                merges += 1;
+                if let Some((_, total)) = run.get_mut(k).filter(|_| deletable) {
+                    *total = total.saturating_add(count);
+                }
+            }
+            Err(_) => placed.push((field, count)),
+        }
+    }
+    run.append(placed);
+    let elements = || run.iter().map(|&(field, count)| Element::of(field, count));
+    Finish {
+        entries: cost(&[run.as_slice(), &[]], width),
+        moved: elements_cost(elements, width, next, deletable),
+        merges,
     }
 }
 

@@ -40,6 +40,7 @@ pub mod meter;
 mod runs;
 pub mod segments;
 mod table;
+mod walk;
 
 pub use codec::{DOUBLING_ENCODING, MAGIC};
 pub use filter::{Block, CompactFilter, CONVERT_SLOTS, ENCODING_VERSION};
@@ -120,6 +121,8 @@ pub struct Compact {
     pub(crate) next_width: u32,
     /// The doubling in progress, if any.
     pub(crate) doubling: Option<Doubling>,
+    /// While chunks arrive: how far the validator's walk of the tables went.
+    pub(crate) walks: Option<Box<codec::Walks>>,
 }
 
 /// Why an item could not be deleted.
@@ -249,6 +252,7 @@ impl Compact {
             moved: 0,
             next_width: next_width(error, 0, width),
             doubling: None,
+            walks: None,
         })
     }
 
@@ -548,3 +552,5 @@ mod filter_tests;
 mod measure;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod walk_tests;

@@ -8,8 +8,7 @@
 
 use super::table::{Fingerprint, Table};
 
-/// An offset too large to keep: this block's runs are found by walking.
-const SATURATED: u16 = u16::MAX;
+use super::walk::SATURATED;
 
 impl Table {
     #[inline]
@@ -161,36 +160,13 @@ impl Table {
         }
     }
 
-    /// Every offset, from the runs (the loader finds them in its walk, `note_offsets`).
+    /// Every offset, from the runs (as the loader's walk finds them).
     #[cfg(test)]
     pub fn rebuild_offsets(&mut self) {
         let mut offsets = std::mem::take(&mut self.offsets);
         offsets.fill(0);
-        self.for_each_run(|q, end, _| self.note_offsets(&mut offsets, q, end));
+        let mut walk = super::walk::RunWalk::default();
+        walk.advance(self, self.slots(), true, &mut offsets, |_, _, _| {});
         self.offsets = offsets;
-    }
-
-    /// The offsets a walk of the runs (`for_each_run`) found, replacing these.
-    pub(super) fn set_offsets(&mut self, offsets: Vec<u16>) {
-        if offsets.len() == self.offsets.len() {
-            self.offsets = offsets;
-        }
-    }
-
-    /// Sets in `offsets` (zero before the walk) what quotient `q`'s run, ending at slot
-    /// `end`, gives: every block starting after `q`, up to `end`, starts inside it.
-    pub(super) fn note_offsets(&self, offsets: &mut [u16], q: u64, end: u64) {
-        // Block starts after the quotient, up to the run's end (none if it ends there).
-        if end == q {
-            return;
-        }
-        let (first, count) = self.block_starts(self.next(q), end);
-        for k in 0..count {
-            let start = (first + 64 * k) & (self.slots() - 1);
-            let reach = self.distance(start, end) + 1;
-            if let Some(offset) = offsets.get_mut((start >> 6) as usize) {
-                *offset = u16::try_from(reach).unwrap_or(SATURATED);
-            }
-        }
     }
 }

@@ -408,69 +408,19 @@ impl Table {
         Some(out)
     }
 
-    /// Calls `visit(quotient, last slot, fields)` for every run, in order from the first empty slot on;
-    /// checks the metadata as it goes (None when inconsistent).
-    pub fn for_each_run(&self, mut visit: impl FnMut(u64, u64, &[u64])) -> Option<u64> {
-        let z = self.first_empty(0)?;
-        let mut fields: Vec<u64> = Vec::new();
-        let mut quotient: Option<u64> = None;
-        let mut scan = self.next(z);
-        let mut scanned = 0u64;
-        let mut i = self.next(z);
-        let mut entries = 0u64;
-        let mut after_empty = true;
-        for _ in 0..self.slots() {
-            let slot = self.slot(i);
-            let empty = self.is_empty(i);
-            if empty {
-                if quotient.is_some() || slot & RUNEND != 0 {
-                    return None;
-                }
-            } else {
-                let q = match quotient {
-                    Some(q) => q,
-                    None => {
-                        // The next run's quotient: the next occupied slot not yet used, which
-                        // must not lie after the run's first slot.
-                        loop {
-                            if scanned >= self.slots() {
-                                return None;
-                            }
-                            let s = scan;
-                            scan = self.next(scan);
-                            scanned += 1;
-                            if self.occupied(s) {
-                                break s;
-                            }
-                        }
-                    }
-                };
-                let ahead = i.wrapping_sub(self.next(z)) & (self.slots() - 1);
-                let q_at = q.wrapping_sub(self.next(z)) & (self.slots() - 1);
-                // A run starts at its quotient or later, and a cluster at its own quotient.
-                if quotient.is_none() && (q_at > ahead || (after_empty && q != i)) {
-                    return None;
-                }
-                quotient = Some(q);
-                fields.push(slot >> 2);
-                entries += 1;
-                if slot & RUNEND != 0 {
-                    visit(q, i, &fields);
-                    fields.clear();
-                    quotient = None;
-                }
-            }
-            after_empty = empty;
-            i = self.next(i);
+    /// Calls `visit(quotient, last slot, fields)` for every run, in order from the first
+    /// empty slot on; checks the metadata as it goes (None when inconsistent). The loader's
+    /// walk (`walk`), given the whole table.
+    pub fn for_each_run(&self, visit: impl FnMut(u64, u64, &[u64])) -> Option<u64> {
+        let mut walk = super::walk::RunWalk::default();
+        match walk.advance(self, self.slots(), true, &mut [], visit)? {
+            super::walk::Progress::Done(entries) => Some(entries),
+            super::walk::Progress::Waiting => None,
         }
-        // Every occupied quotient has a run, and none is left after the scan.
-        while scanned < self.slots() {
-            if self.occupied(scan) {
-                return None;
-            }
-            scan = self.next(scan);
-            scanned += 1;
-        }
-        Some(entries)
+    }
+
+    /// Slots whose bytes lie within the first `bytes` of the table (whole blocks of 64).
+    pub(super) fn slots_within(&self, bytes: u64) -> u64 {
+        (bytes / self.block_bytes() as u64 * 64).min(self.slots())
     }
 }

@@ -766,6 +766,7 @@ fn crafted(rng: &mut Rng) -> Compact {
         table,
         moved: 0,
         doubling: None,
+        walks: None,
     };
     filter.settle(NO_LIMIT).unwrap();
     filter
@@ -848,6 +849,7 @@ fn a_table_of_voids_refuses_the_add_that_cannot_fit() {
         table,
         moved: 0,
         doubling: None,
+        walks: None,
     };
     filter.settle(NO_LIMIT).unwrap();
     filter.validate(NO_LIMIT).unwrap();
