@@ -500,7 +500,7 @@ fn two_fields_changed_campaign() {
     let s = attack_server();
     let mut c = s.client();
     let values = genuine(&mut c);
-    let mut rng = Rng(0x5eed_49);
+    let mut rng = Rng(0x005e_ed49);
     let (mut accepted, mut refused) = (0usize, 0usize);
     for round in 0..rounds(20_000) {
         let (blob, _) = rng.pick(&values);
@@ -838,4 +838,171 @@ fn transactions_and_scripts_campaign() {
     for seed in 0..4u64 {
         replication_campaign(if seed % 2 == 0 { "yes" } else { "no" }, 0x49_000 + seed, n);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scaling edges.
+
+/// Milliseconds one call takes.
+fn timed(c: &mut Client, command: &[&str]) -> (Reply, u128) {
+    let start = std::time::Instant::now();
+    let reply = c.call(command);
+    (reply, start.elapsed().as_millis())
+}
+
+#[test]
+fn a_scale_out_plan_stops_at_the_filters_an_object_holds() {
+    let s = Server::start();
+    let mut c = s.client();
+    // One item a filter and a rate that barely tightens: 128 MiB would hold about 600,000
+    // filters, an object here 1,100.
+    let tiny = [
+        "CAPACITY",
+        "1",
+        "ERROR",
+        "0.999",
+        "TIGHTENING",
+        "0.999999",
+        "EXPANSION",
+        "1",
+        "SEED",
+        SEED,
+    ];
+    let mut insert = vec!["BF.INSERT", "k"];
+    insert.extend(tiny);
+    assert_eq!(c.call(&insert), Array(vec![]));
+    let (reply, ms) = timed(&mut c, &["BF.INFO", "k", "MAXSCALEDCAPACITY"]);
+    assert_eq!(reply, Int(1100));
+    assert!(ms < 50, "BF.INFO took {ms} ms");
+    for (target, reply) in [
+        ("1100", Array(vec![])),
+        (
+            "1101",
+            err("ERR bloom object reached max number of filters"),
+        ),
+        (
+            "9223372036854775807",
+            err("ERR bloom object reached max number of filters"),
+        ),
+    ] {
+        let mut insert = vec!["BF.INSERT", "other"];
+        insert.extend(tiny);
+        insert.extend(["VALIDATESCALETO", target]);
+        let (got, ms) = timed(&mut c, &insert);
+        assert_eq!(got, reply, "VALIDATESCALETO {target}");
+        assert!(ms < 50, "VALIDATESCALETO {target} took {ms} ms");
+        c.call(&["DEL", "other"]);
+    }
+}
+
+#[test]
+fn scaling_edges_refuse_cleanly_and_one_add_makes_one_filter() {
+    let s = Server::start();
+    let mut c = s.client();
+    let insert = |c: &mut Client, key: &str, options: &[&str], items: &[&str]| {
+        let mut command = vec!["BF.INSERT", key, "SEED", SEED];
+        command.extend(options);
+        if !items.is_empty() {
+            command.push("ITEMS");
+            command.extend(items);
+        }
+        c.call(&command)
+    };
+    // A tightening near 0: the third filter's rate underflows.
+    let near_zero = [
+        "CAPACITY",
+        "1",
+        "ERROR",
+        "0.5",
+        "TIGHTENING",
+        "1e-300",
+        "EXPANSION",
+        "1",
+    ];
+    let items: Vec<String> = (0..250).map(|j| format!("a{j}")).collect();
+    let items: Vec<&str> = items.iter().map(String::as_str).collect();
+    let reply = insert(&mut c, "zero", &near_zero, &items).array();
+    let exhausted = err("ERR false positive degrades to 0 on scale out");
+    let first = reply.iter().position(|r| *r == exhausted).expect("refused");
+    assert!(reply[first..].iter().all(|r| *r == exhausted), "{reply:?}");
+    assert_eq!(call!(c, "BF.INFO", "zero", "FILTERS"), Int(2));
+
+    let mut scale_to = near_zero.to_vec();
+    scale_to.extend(["VALIDATESCALETO", "3"]);
+    assert_eq!(
+        insert(&mut c, "zero2", &scale_to, &[]),
+        err("ERR provided VALIDATESCALETO causes false positive to degrade to 0")
+    );
+    // A tightening near 1 with one item a filter: each add that is new makes one filter, up
+    // to 1,100, then is refused; one BF.ADD never makes more than one.
+    let near_one = [
+        "CAPACITY",
+        "1",
+        "ERROR",
+        "0.000001",
+        "TIGHTENING",
+        "0.99",
+        "EXPANSION",
+        "1",
+    ];
+    assert_eq!(insert(&mut c, "one", &near_one, &[]), Array(vec![]));
+    let mut filters = 1;
+    for j in 0..20000 {
+        let reply = call!(c, "BF.ADD", "one", &format!("x{j}"));
+        if matches!(reply, Error(_)) {
+            assert_eq!(reply, err("ERR bloom object reached max number of filters"));
+            break;
+        }
+        if reply == Int(1) {
+            let before = filters;
+            filters = call!(c, "BF.INFO", "one", "FILTERS").int();
+            assert!(
+                filters - before <= 1,
+                "one add made {} filters",
+                filters - before
+            );
+        }
+    }
+    assert_eq!(filters, 1100);
+    // A MADD of many items past the last filter: refused from there on, the rest unchanged.
+    let mut madd = vec!["BF.MADD".to_string(), "one".to_string()];
+    madd.extend((0..5000).map(|j| format!("y{j}")));
+    let (reply, ms) = {
+        let start = std::time::Instant::now();
+        let reply = c.call(&madd);
+        (reply, start.elapsed().as_millis())
+    };
+    assert!(ms < 2000, "MADD took {ms} ms");
+    assert!(reply.array().iter().all(|r| matches!(r, Int(0) | Error(_))));
+    let before = keyspace(&mut c);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(keyspace(&mut c), before);
+    // The memory limit: an add that would pass it is refused, and nothing changes.
+    assert_eq!(
+        call!(c, "CONFIG", "SET", "bf.bloom-memory-usage-limit", "4096"),
+        ok()
+    );
+    let small = ["CAPACITY", "10", "ERROR", "0.01", "EXPANSION", "10"];
+    assert_eq!(insert(&mut c, "limit", &small, &[]), Array(vec![]));
+    let digest = |c: &mut Client| call!(c, "DEBUG", "DIGEST-VALUE", "limit");
+    let limit_text = "ERR operation exceeds bloom object memory limit";
+    let mut refused = false;
+    for batch in 0..100 {
+        let mut madd = vec!["BF.MADD".to_string(), "limit".to_string()];
+        madd.extend((0..50).map(|j| format!("z{batch}:{j}")));
+        let reply = c.call(&madd).array();
+        if let Some(first) = reply.iter().position(|r| matches!(r, Error(_))) {
+            assert!(
+                reply[first..].iter().all(|r| *r == err(limit_text)),
+                "{reply:?}"
+            );
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused);
+    let before = digest(&mut c);
+    assert_eq!(call!(c, "BF.ADD", "limit", "one more"), err(limit_text));
+    assert_eq!(digest(&mut c), before);
+    assert!(call!(c, "MEMORY", "USAGE", "limit").int() < 4096 + 200);
 }
