@@ -1006,3 +1006,49 @@ fn scaling_edges_refuse_cleanly_and_one_add_makes_one_filter() {
     assert_eq!(digest(&mut c), before);
     assert!(call!(c, "MEMORY", "USAGE", "limit").int() < 4096 + 200);
 }
+
+/// A `BF.LOAD` blob with valkey-bloom's fixed seed, expansion 2, rate 0.01, tightening 0.5, and
+/// these filters: (bytes of bits, hashes, items, capacity).
+fn crafted_blob(filters: &[(usize, u32, i64, i64)]) -> Vec<u8> {
+    const FIXED: [u8; 32] = [
+        89, 15, 245, 34, 234, 120, 17, 218, 167, 20, 216, 9, 59, 62, 123, 217, 29, 137, 138, 115,
+        62, 152, 136, 135, 48, 127, 151, 205, 40, 7, 51, 131,
+    ];
+    let mut blob = vec![1];
+    blob.extend_from_slice(&2u32.to_le_bytes());
+    blob.extend_from_slice(&0.01f64.to_le_bytes());
+    blob.extend_from_slice(&0.5f64.to_le_bytes());
+    blob.push(0);
+    blob.extend_from_slice(&(filters.len() as u64).to_le_bytes());
+    for &(bits, hashes, items, capacity) in filters {
+        blob.extend_from_slice(&(45 + bits as u64).to_le_bytes());
+        blob.push(1);
+        blob.extend_from_slice(&(bits as u64).to_le_bytes());
+        blob.extend_from_slice(&hashes.to_le_bytes());
+        blob.extend_from_slice(&FIXED);
+        blob.extend(std::iter::repeat_n(0u8, bits));
+        blob.extend_from_slice(&items.to_le_bytes());
+        blob.extend_from_slice(&capacity.to_le_bytes());
+    }
+    blob
+}
+
+#[test]
+fn counts_past_what_a_reply_holds_are_answered_at_the_largest() {
+    let s = Server::start();
+    let mut c = s.client();
+    // Three filters sized for i64::MAX items each, the first two full: more items than an
+    // integer reply holds.
+    let max = i64::MAX;
+    let blob = crafted_blob(&[(8, 3, max, max), (8, 3, max, max), (8, 3, max - 5, max)]);
+    assert_eq!(c.call(&[b"BF.LOAD".as_slice(), b"k", &blob]), ok());
+    assert_eq!(call!(c, "BF.CARD", "k"), Int(max));
+    assert_eq!(call!(c, "BF.INFO", "k", "ITEMS"), Int(max));
+    assert_eq!(call!(c, "BF.INFO", "k", "CAPACITY"), Int(max));
+    assert_eq!(call!(c, "BF.ADD", "k", "x"), Int(1));
+    assert_eq!(call!(c, "BF.CARD", "k"), Int(max));
+    exercise(&mut c, "k", None, None);
+    let before = keyspace(&mut c);
+    assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
+    assert_eq!(keyspace(&mut c), before);
+}
