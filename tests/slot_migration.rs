@@ -301,10 +301,10 @@ fn build(cluster: &mut ClusterClient, source: &mut Client, mirror: &mut Client) 
             feed,
             builder,
             frozen,
-            valkey_bloom,
+            valkey_bloom.clone(),
             key("created"),
         ],
-        written: vec![chain, cuckoo, compact, key("created")],
+        written: vec![chain, cuckoo, compact, valkey_bloom, key("created")],
     }
 }
 
@@ -332,10 +332,11 @@ impl Writer {
             let mut i = 0;
             while !stop_.load(Ordering::Relaxed) {
                 let item = format!("{round}:{i}");
-                let command = match i % 4 {
+                let command = match i % 5 {
                     0 => words(&["BF.ADD", &key("chain"), &item]),
                     1 => words(&["CF.ADD", &key("cuckoo"), &item]),
                     2 => words(&["BF.ADD", &key("compact"), &item]),
+                    3 => words(&["BF.ADD", &key("valkey-bloom"), &item]),
                     _ => words(&["BF.ADD", &key("created"), &item]),
                 };
                 let reply = cluster.call(&command);

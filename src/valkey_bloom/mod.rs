@@ -264,9 +264,10 @@ impl ValkeyBloom {
         OBJECT_STRUCT_BYTES + SLOT_BYTES * self.slots + filters
     }
 
-    /// The capacity the object could scale to under `limit` bytes (`BF.INFO`'s `Max scaled
-    /// capacity`, with valkey-bloom's default limit), or the first capacity from which the
-    /// total reaches `target` (`BF.INSERT ... VALIDATESCALETO`).
+    /// The capacity the object could scale to under `limit` bytes and within [`MAX_FILTERS`]
+    /// filters (`BF.INFO`'s `Max scaled capacity`, with valkey-bloom's default limit), or the
+    /// first capacity from which the total reaches `target` (`BF.INSERT ... VALIDATESCALETO`).
+    /// The plan walks at most [`MAX_FILTERS`] filters, as an object holds no more.
     pub fn scaled_capacity(
         capacity: u64,
         fp_rate: f64,
@@ -280,6 +281,9 @@ impl ValkeyBloom {
         let mut filters_bytes = 0u64;
         let mut count = 0usize;
         while target.is_none_or(|t| total < t) {
+            if count >= MAX_FILTERS {
+                return target.map_or(Ok(total), |_| Err(ScaleError::TooManyFilters));
+            }
             let Some(rate) = filter_rate(fp_rate, tightening, count) else {
                 return target.map_or(Ok(total), |_| Err(ScaleError::RateExhausted));
             };
@@ -327,4 +331,6 @@ pub enum ScaleError {
     RateExhausted,
     OverLimit,
     CapacityOverflow,
+    /// More filters than an object holds here ([`MAX_FILTERS`]).
+    TooManyFilters,
 }

@@ -450,6 +450,21 @@ fn scaled_capacity_matches_valkey_blooms_examples() {
     }
 }
 
+#[test]
+fn a_scale_out_plan_counts_no_more_filters_than_an_object_holds() {
+    // One item a filter, a rate that barely tightens: under 128 MiB the plan would walk about
+    // 600,000 filters, where an object holds at most MAX_FILTERS.
+    let plan =
+        |target| ValkeyBloom::scaled_capacity(1, 0.999, 0.999_999, 1, DEFAULT_OBJECT_LIMIT, target);
+    assert_eq!(plan(None), Ok(MAX_FILTERS as u64));
+    assert_eq!(plan(Some(MAX_FILTERS as u64)), Ok(MAX_FILTERS as u64));
+    assert_eq!(
+        plan(Some(MAX_FILTERS as u64 + 1)),
+        Err(ScaleError::TooManyFilters)
+    );
+    assert_eq!(plan(Some(i64::MAX as u64)), Err(ScaleError::TooManyFilters));
+}
+
 /// A figure of `million/<name>.txt`.
 fn million_figure(name: &str, figure: &str) -> u64 {
     let text = std::fs::read_to_string(fixture_path(&format!("million/{name}.txt"))).unwrap();

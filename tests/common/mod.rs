@@ -3,6 +3,7 @@
 //! loopback port, and a client that keeps every reply's exact type.
 //!
 //! - `admission`: `used_memory` across a refused command (memory admission tests).
+//! - `attack`: a seedable generator and campaign lengths for the attack tests.
 //! - `client`: the RESP client, `Reply` and its constructors, `call!`, tables of exact replies.
 //! - `server`: starting, restarting and stopping servers; AOF files; waiting for persistence,
 //!   lazy free and replicas.
@@ -21,6 +22,7 @@
 //! public interface, so a helper one binary does not use is not dead code there.
 
 mod admission;
+mod attack;
 mod client;
 mod clock;
 mod cluster;
@@ -33,6 +35,7 @@ mod state;
 mod valkey_fixtures;
 
 pub use admission::*;
+pub use attack::*;
 pub use client::*;
 pub use clock::*;
 pub use cluster::*;

@@ -463,13 +463,14 @@ fn foreign_info(ctx: Ctx, args: Args, foreign: ForeignInfo) -> CommandResult {
     Ok(())
 }
 
-/// BF.CARD key
+/// BF.CARD key: items past what an integer reply holds (only a crafted value has them) are
+/// answered as the largest, as `BF.INFO` answers them.
 pub fn card(ctx: Ctx, args: Args) -> CommandResult {
     args.exactly(2)?;
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, false);
     match kinds::lookup(&mut key) {
-        Slot::Ours(filter) => ctx.reply_int(filter.card() as i64),
+        Slot::Ours(filter) => ctx.reply_int(stats::saturating(filter.card())),
         Slot::Empty => ctx.reply_int(0),
         Slot::WrongType => return Err(WRONG_TYPE.into()),
     }

@@ -271,8 +271,9 @@ pub fn insert_defaults() -> ValkeyDefaults {
     }
 }
 
-/// valkey-bloom's `BF.INSERT` on a missing key: the filter its options describe, stored and
-/// propagated as `BF.LOAD` of the new value (the command's items follow as `BF.MADD`).
+/// valkey-bloom's `BF.INSERT` on a missing key: the filter its options describe, stored,
+/// propagated as `BF.LOAD` of the new value (the command's items follow as `BF.MADD`) and
+/// announced as `bf.insert`.
 pub fn create_for_insert(ctx: Ctx, args: Args, spec: &ValkeyInsert) -> CommandResult {
     let key_name = args.raw(1).ok_or(CommandError::Arity)?;
     let mut key = ctx.open_key(key_name, true);
@@ -296,6 +297,11 @@ pub fn create_for_insert(ctx: Ctx, args: Args, spec: &ValkeyInsert) -> CommandRe
     let blob = encode_blob(&value);
     store(&mut key, value);
     ctx.replicate(c"BF.LOAD", key_name, &[&blob]);
+    // With items, adding them announces the key (the first item always goes into a new
+    // filter); without, the creation itself does.
+    if spec.items_at >= args.len() {
+        ctx.notify(c"bf.insert", key_name);
+    }
     Ok(())
 }
 

@@ -97,6 +97,7 @@ impl Refusal for ScaleError {
             ScaleError::RateExhausted => VB_SCALE_RATE_EXHAUSTED,
             ScaleError::OverLimit => VB_SCALE_OVER_LIMIT,
             ScaleError::CapacityOverflow => BAD_CAPACITY,
+            ScaleError::TooManyFilters => VB_TOO_MANY_FILTERS,
         }
     }
 }
