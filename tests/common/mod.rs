@@ -2,6 +2,8 @@
 //! `valkey-server` with `BLOOMRS_SERVER=valkey-server`) with the freshly built module on a free
 //! loopback port, and a client that keeps every reply's exact type.
 //!
+//! - `attack`: windowed filters attacked from outside: a seeded generator, a primary with its
+//!   AOF and replica, and the comparisons each round ends with.
 //! - `admission`: `used_memory` across a refused command (memory admission tests).
 //! - `client`: the RESP client, `Reply` and its constructors, `call!`, tables of exact replies.
 //! - `server`: starting, restarting and stopping servers; AOF files; waiting for persistence,
@@ -21,6 +23,7 @@
 //! public interface, so a helper one binary does not use is not dead code there.
 
 mod admission;
+mod attack;
 mod client;
 mod clock;
 mod cluster;
@@ -33,6 +36,7 @@ mod state;
 mod valkey_fixtures;
 
 pub use admission::*;
+pub use attack::*;
 pub use client::*;
 pub use clock::*;
 pub use cluster::*;
