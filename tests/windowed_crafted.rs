@@ -233,6 +233,30 @@ fn header_variants(h: &Header, rng: &mut Rng) -> Vec<(String, Header)> {
         }
     }
     push("generations reversed".into(), &|c| c.ring.reverse());
+    // Spread probes off (or on) in the window's flags and every chain's options together:
+    // the form of a value written before spread probes.
+    push("spread bit flipped everywhere".into(), &|c| {
+        c.flags ^= 2;
+        if c.secret.is_none() {
+            for (_, own) in &mut c.ring {
+                own[12] ^= 16;
+            }
+        }
+    });
+    for i in 0..h.ring.len() {
+        push(format!("generation {i} emptied"), &|c| {
+            let own = &mut c.ring[i].1;
+            if own.starts_with(b"bloomrsP") {
+                own[40..48].fill(0);
+            } else {
+                own[..8].fill(0);
+                let links = (own.len() - 20) / 53;
+                for l in 0..links {
+                    own[20 + 53 * l + 16..20 + 53 * l + 24].fill(0);
+                }
+            }
+        });
+    }
     for n in 0..8 {
         let flips: Vec<(usize, u8)> = (0..1 + rng.below(4))
             .map(|_| (rng.below(1 << 20), 1 << rng.below(8)))
