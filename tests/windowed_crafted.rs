@@ -394,6 +394,9 @@ impl Crafted {
             let _ = call!(c, "BF.LOADCHUNK", key.as_str(), *iter, bytes.clone());
         }
         self.accepted += 1;
+        if std::env::var_os("BLOOMRS_ATTACK_VERBOSE").is_some() {
+            eprintln!("accepted: {what}");
+        }
         exercise(c, &key, what);
         self.accepted_keys.push(key);
         self.rig.assert_alive(what);
@@ -410,6 +413,9 @@ impl Crafted {
         }
         assert_eq!(reply, ok(), "{what}");
         self.accepted += 1;
+        if std::env::var_os("BLOOMRS_ATTACK_VERBOSE").is_some() {
+            eprintln!("accepted: {what}");
+        }
         exercise(c, &key, what);
         self.accepted_keys.push(key);
         self.rig.assert_alive(what);
@@ -493,18 +499,38 @@ fn run_campaign(default_secs: u64) {
         let header = Header::parse(&chunks[0].1);
         assert_eq!(header.encode(), chunks[0].1);
         let context = format!("{key} (compact {compact}, {generations} generations)");
-        let variants = header_variants(&header, &mut run.rng);
-        for (what, crafted) in variants {
-            let bytes = if crafted.version == u32::MAX {
-                crafted.magic.clone()
-            } else {
-                crafted.encode()
-            };
-            run.loadchunk(&format!("{context}: {what}"), bytes, &chunks[1..]);
-        }
+        // Header and payload variants in a random order, as many as the time allows.
+        let mut variants: Vec<(bool, String, Vec<u8>)> = header_variants(&header, &mut run.rng)
+            .into_iter()
+            .map(|(what, crafted)| {
+                let bytes = if crafted.version == u32::MAX {
+                    crafted.magic.clone()
+                } else {
+                    crafted.encode()
+                };
+                (true, what, bytes)
+            })
+            .collect();
         let parsed = Payload::parse(&payload);
-        for (what, crafted) in payload_variants(&parsed, &mut run.rng) {
-            run.restore(&format!("{context}: RESTORE {what}"), crafted.encode());
+        variants.extend(
+            payload_variants(&parsed, &mut run.rng)
+                .into_iter()
+                .map(|(what, crafted)| (false, format!("RESTORE {what}"), crafted.encode())),
+        );
+        for i in (1..variants.len()).rev() {
+            let j = run.rng.below(i + 1);
+            variants.swap(i, j);
+        }
+        for (n, (header, what, bytes)) in variants.into_iter().enumerate() {
+            if started.elapsed() > duration && n >= 100 {
+                break;
+            }
+            let what = format!("{context}: {what}");
+            if header {
+                run.loadchunk(&what, bytes, &chunks[1..]);
+            } else {
+                run.restore(&what, bytes);
+            }
         }
         // The genuine value loaded by both ways too.
         run.restore(&format!("{context}: genuine"), payload);
