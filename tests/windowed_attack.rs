@@ -612,7 +612,11 @@ fn run_campaign(default_secs: u64) {
             campaign.check_reload();
         }
         if rounds % 30 == 0 {
-            campaign.rig.assert_aof_reloads(&context);
+            match rounds / 30 % 3 {
+                0 => campaign.rig.assert_aof_reloads(&context),
+                1 => campaign.rig.assert_aof_rewrite_reloads("no", &context),
+                _ => campaign.rig.assert_aof_rewrite_reloads("yes", &context),
+            }
             let offset = campaign.offset.to_string();
             let reply = campaign
                 .rig
@@ -709,6 +713,7 @@ fn writes_at_the_edges_of_time_keep_sane_expiries_and_identical_copies() {
         rig.assert_replica_identical(&format!("clock at {target}"));
     }
     rig.assert_aof_reloads("the edges of time");
+    rig.assert_aof_rewrite_reloads("no", "the edges of time, rewritten");
     rig.assert_replica_identical("after the AOF reload");
 }
 

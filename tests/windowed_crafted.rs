@@ -543,9 +543,12 @@ fn run_campaign(default_secs: u64) {
         if values % 10 == 0 {
             run.rig.assert_aof_reloads(&context);
         }
+        if values % 10 == 5 {
+            run.rig.assert_aof_rewrite_reloads("no", &context);
+        }
         assert_eq!(run.rig.p.call(&["FLUSHALL"]), ok());
     }
-    run.rig.assert_aof_reloads("the end");
+    run.rig.assert_aof_rewrite_reloads("no", "the end");
     eprintln!(
         "{} payloads from {values} genuine values in {:.0?}: {} accepted",
         run.sent,

@@ -12,7 +12,8 @@ use super::clock::info_field;
 use super::pair::guarded;
 use super::rdb::scandump;
 use super::server::{
-    fault_module, wait_for_persistence, wait_replica_linked, wait_replica_synced, Server,
+    fault_module, rewrite_aof, wait_for_persistence, wait_replica_linked, wait_replica_synced,
+    Server,
 };
 use super::state::mexists;
 use super::state::sorted_keys;
@@ -128,7 +129,22 @@ impl Rig {
     /// back byte for byte with its expiry; the replica then follows it again. The clock
     /// offset is lost (the caller sets it again).
     pub fn assert_aof_reloads(&mut self, context: &str) {
+        self.reload_aof(None, context);
+    }
+
+    /// `assert_aof_reloads` after an AOF rewrite with (`preamble` "yes") or without ("no")
+    /// an RDB preamble: the keys as the module's AOF callback writes them.
+    pub fn assert_aof_rewrite_reloads(&mut self, preamble: &str, context: &str) {
+        self.reload_aof(Some(preamble), context);
+    }
+
+    fn reload_aof(&mut self, rewrite: Option<&str>, context: &str) {
         wait_for_persistence(&mut self.p);
+        if let Some(preamble) = rewrite {
+            let set = ["CONFIG", "SET", "aof-use-rdb-preamble", preamble];
+            assert_eq!(self.p.call(&set), ok());
+            rewrite_aof(&mut self.p);
+        }
         let before = dumps(&mut self.p);
         self.primary.restart();
         self.p = self.primary.client();
