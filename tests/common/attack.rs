@@ -90,8 +90,10 @@ impl Rig {
         config.extend(UNCOMPRESSED);
         let primary = Server::with_module_and_config(fault_module(), &config);
         let replica = Server::replica_of(&primary, fault_module(), &UNCOMPRESSED);
-        let (p, mut r) = (primary.client(), replica.client());
+        let (mut p, mut r) = (primary.client(), replica.client());
         wait_replica_linked(&mut r);
+        limit_filters(&mut p);
+        limit_filters(&mut r);
         Rig {
             primary,
             replica,
@@ -148,6 +150,7 @@ impl Rig {
         let before = dumps(&mut self.p);
         self.primary.restart();
         self.p = self.primary.client();
+        limit_filters(&mut self.p);
         let after = dumps(&mut self.p);
         let soon = local_ms() + 2_000;
         let kept = |all: &BTreeMap<String, (Reply, Reply)>| -> BTreeMap<String, (Reply, Reply)> {
@@ -166,6 +169,13 @@ impl Rig {
         assert!(matches!(reply, Reply::Simple(_)), "{reply:?}");
         wait_replica_linked(&mut self.r);
     }
+}
+
+/// Filters of at most 64 MiB: a crafted capacity may ask for gigabytes, which the default
+/// limit (4 GiB) grants, more than a shared test machine should give.
+fn limit_filters(c: &mut Client) {
+    let set = ["CONFIG", "SET", "bf.max-filter-bytes", "67108864"];
+    assert_eq!(c.call(&set), ok());
 }
 
 fn tail(log: &str, lines: usize) -> String {
