@@ -463,6 +463,61 @@ fn payload_variants(payload: &Payload, rng: &mut Rng) -> Vec<(String, Payload)> 
             out.push((format!("field {i} = {v:?}"), payload.with(i, v)));
         }
     }
+    // Generations swapped, reversed, repeated or dropped (the count kept or fixed), and
+    // their bodies swapped under the same slot stamps.
+    let (held_at, blocks) = generation_blocks(payload);
+    let rebuilt = |order: &[usize], held: Option<usize>, slots_from: Option<&[usize]>| {
+        let mut c = payload.clone();
+        c.fields
+            .truncate(blocks.first().map_or(payload.fields.len(), |b| b.start));
+        for (n, &i) in order.iter().enumerate() {
+            let mut block = payload.fields[blocks[i].clone()].to_vec();
+            if let Some(slots) = slots_from {
+                block[0] = payload.fields[blocks[slots[n]].start].clone();
+            }
+            c.fields.extend(block);
+        }
+        if let Some(held) = held {
+            c.fields[held_at] = RdbField::Unsigned(held as u64);
+        }
+        c
+    };
+    let n = blocks.len();
+    for i in 0..n {
+        let mut order: Vec<usize> = (0..n).collect();
+        if i + 1 < n {
+            order.swap(i, i + 1);
+            out.push((
+                format!("generations {i}, {} swapped", i + 1),
+                rebuilt(&order, None, None),
+            ));
+            let slots: Vec<usize> = (0..n).collect();
+            out.push((
+                format!("generations {i}, {} bodies swapped", i + 1),
+                rebuilt(&order, None, Some(&slots)),
+            ));
+        }
+        let mut repeated: Vec<usize> = (0..n).collect();
+        repeated.insert(i, i);
+        out.push((
+            format!("generation {i} repeated"),
+            rebuilt(&repeated, Some(n + 1), None),
+        ));
+        out.push((
+            format!("generation {i} repeated, held kept"),
+            rebuilt(&repeated, None, None),
+        ));
+        let dropped: Vec<usize> = (0..n).filter(|&j| j != i).collect();
+        out.push((
+            format!("generation {i} dropped"),
+            rebuilt(&dropped, Some(n - 1), None),
+        ));
+    }
+    let reversed: Vec<usize> = (0..n).rev().collect();
+    out.push((
+        "generations reversed".into(),
+        rebuilt(&reversed, None, None),
+    ));
     // Whole fields dropped or repeated.
     for _ in 0..6 {
         let i = rng.below(payload.fields.len());
@@ -474,6 +529,43 @@ fn payload_variants(payload: &Payload, rng: &mut Rng) -> Vec<(String, Payload)> 
         out.push((format!("field {i} repeated"), repeated));
     }
     out
+}
+
+/// Where a windowed DUMP payload holds its generation count, and each generation's fields
+/// (its slot stamp first).
+fn generation_blocks(payload: &Payload) -> (usize, Vec<std::ops::Range<usize>>) {
+    let f = &payload.fields;
+    let unsigned = |i: usize| match f[i] {
+        RdbField::Unsigned(v) => v as usize,
+        ref other => panic!("field {i}: {other:?}"),
+    };
+    // window, generations, capacity, error, growth, flags, [secret], clock, held
+    let compact = matches!(f[6], RdbField::Unsigned(_))
+        && matches!(f[8], RdbField::Unsigned(_))
+        && f.len() > 9
+        && matches!(f.get(10), Some(RdbField::Unsigned(_)))
+        && matches!(f.get(11), Some(RdbField::Buffer(b)) if b.starts_with(b"bloomrsP"));
+    let held_at = if compact { 8 } else { 7 };
+    let mut at = held_at + 1;
+    let mut blocks = Vec::new();
+    for _ in 0..unsigned(held_at) {
+        let start = at;
+        at += 1;
+        if compact {
+            // form, header, then (count, segments) runs until a 0 count
+            at += 2;
+            while unsigned(at) != 0 {
+                at += 2;
+            }
+            at += 1;
+        } else {
+            // size, links, options, growth, then 8 fields a link
+            at += 4 + 8 * unsigned(at + 1);
+        }
+        blocks.push(start..at);
+    }
+    assert_eq!(at, f.len());
+    (held_at, blocks)
 }
 
 fn run_campaign(default_secs: u64) {
