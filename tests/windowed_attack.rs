@@ -118,6 +118,8 @@ struct Campaign {
     model: BTreeMap<String, KeyModel>,
     /// The primary's `BF.__FAULT CLOCK` offset.
     offset: i64,
+    /// The replica's: where it reads (it never writes at its own clock).
+    replica_offset: i64,
     next_item: u64,
     steps: u64,
     log: Vec<String>,
@@ -145,6 +147,7 @@ impl Campaign {
             rng: Rng(seed),
             model: BTreeMap::new(),
             offset: 0,
+            replica_offset: 0,
             next_item: 0,
             steps: 0,
             log: Vec::new(),
@@ -463,6 +466,14 @@ impl Campaign {
 
     fn run_step(&mut self) {
         self.delete_expiring();
+        if self.rng.chance(40) {
+            // The replica's clock anywhere: it reads by it, and must write by the primary's.
+            let offsets = [0, -YEAR, YEAR, i64::MAX, i64::MIN, -HOUR, DAY];
+            self.replica_offset = self.rng.pick(&offsets);
+            let offset = self.replica_offset.to_string();
+            let reply = self.rig.r.call(&["BF.__FAULT", "CLOCK", offset.as_str()]);
+            assert_eq!(reply, ok());
+        }
         let step = self.step();
         let actions = match &step {
             Step::One(a) => vec![a.clone()],
@@ -539,7 +550,7 @@ impl Campaign {
     }
 
     /// Items added within the window read present on the primary and the replica, whose
-    /// clocks are `offset` and 0.
+    /// clocks are `offset` and `replica_offset`.
     fn check_members(&mut self) {
         let keys: Vec<String> = self.model.keys().cloned().collect();
         for key in keys {
@@ -554,7 +565,7 @@ impl Campaign {
             if model.items.is_empty() {
                 continue;
             }
-            for (side, offset) in [("primary", self.offset), ("replica", 0)] {
+            for (side, offset) in [("primary", self.offset), ("replica", self.replica_offset)] {
                 let c = if side == "primary" {
                     &mut self.rig.p
                 } else {
