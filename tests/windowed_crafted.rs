@@ -659,3 +659,31 @@ fn crafted_windowed_payloads_are_refused_or_load_into_working_values() {
 fn crafted_windowed_payloads_campaign() {
     run_campaign(600);
 }
+
+/// A compact window, and a compact filter, whose `BF.LOADCHUNK` chunks are still arriving
+/// refuse adds as such, and take them once the last chunk arrived: the refusal does not send
+/// the operator to raise a memory limit that had nothing to do with it.
+#[test]
+fn an_add_while_chunks_arrive_is_refused_for_that_and_not_for_memory() {
+    let s = Server::start();
+    let mut c = s.client();
+    let loading = still_loading();
+    let windowed: &[&str] = &["COMPACT", "WINDOW", "600"];
+    for (key, options) in [("wc", windowed), ("cp", &["COMPACT"][..])] {
+        let mut args = vec!["BF.RESERVE", key, "0.01", "100"];
+        args.extend(options);
+        assert_eq!(c.call(&args), ok());
+        let items: Vec<String> = (0..2000).map(|i| format!("{key}:{i}")).collect();
+        madd_in_batches(&mut c, key, &items);
+        let chunks = scandump(&mut c, "BF.SCANDUMP", key);
+        assert!(chunks.len() > 1, "{key}");
+        let part = format!("{key}:part");
+        load_chunks(&mut c, "BF.LOADCHUNK", &part, &chunks[..1]);
+        assert_eq!(call!(c, "BF.ADD", part.as_str(), "new"), loading, "{key}");
+        let madd = call!(c, "BF.MADD", part.as_str(), "new", "other");
+        assert_eq!(madd, Array(vec![loading.clone(), loading.clone()]), "{key}");
+        load_chunks(&mut c, "BF.LOADCHUNK", &part, &chunks[1..]);
+        assert_eq!(call!(c, "BF.ADD", part.as_str(), "new"), Int(1), "{key}");
+        assert_eq!(mexists(&mut c, &part, &items), mexists(&mut c, key, &items));
+    }
+}

@@ -74,7 +74,8 @@ impl Generation for CompactFilter {
     fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
         match self {
             CompactFilter::Segments(f) => f.add_hash(hash, budget),
-            _ => Err(AddError::CannotGrow),
+            // Its segments are still arriving (a window never holds another encoding).
+            _ => Err(AddError::Loading),
         }
     }
 
