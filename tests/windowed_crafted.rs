@@ -115,7 +115,7 @@ fn wide_values(v: u64, rng: &mut Rng) -> Vec<u64> {
         i64::MAX as u64,
         u64::from(u32::MAX),
         u64::from(u32::MAX) + 1,
-        rng.next(),
+        rng.word(),
         v ^ (1 << rng.below(64)),
     ]
 }
@@ -141,7 +141,7 @@ fn float_values(v: f64, rng: &mut Rng) -> Vec<f64> {
         f64::from_bits(v.to_bits() - 1),
         1e-300,
         1e-12,
-        f64::from_bits(rng.next()),
+        f64::from_bits(rng.word()),
     ]
 }
 
