@@ -433,7 +433,7 @@ impl Crafted {
 }
 
 /// A DUMP payload's fields with one changed, and generations swapped.
-fn payload_variants(payload: &Payload, rng: &mut Rng) -> Vec<(String, Payload)> {
+fn payload_variants(payload: &Payload, compact: bool, rng: &mut Rng) -> Vec<(String, Payload)> {
     let mut out = Vec::new();
     for (i, field) in payload.fields.iter().enumerate() {
         let values: Vec<RdbField> = match field {
@@ -465,7 +465,7 @@ fn payload_variants(payload: &Payload, rng: &mut Rng) -> Vec<(String, Payload)> 
     }
     // Generations swapped, reversed, repeated or dropped (the count kept or fixed), and
     // their bodies swapped under the same slot stamps.
-    let (held_at, blocks) = generation_blocks(payload);
+    let (held_at, blocks) = generation_blocks(payload, compact);
     let rebuilt = |order: &[usize], held: Option<usize>, slots_from: Option<&[usize]>| {
         let mut c = payload.clone();
         c.fields
@@ -533,18 +533,13 @@ fn payload_variants(payload: &Payload, rng: &mut Rng) -> Vec<(String, Payload)> 
 
 /// Where a windowed DUMP payload holds its generation count, and each generation's fields
 /// (its slot stamp first).
-fn generation_blocks(payload: &Payload) -> (usize, Vec<std::ops::Range<usize>>) {
+fn generation_blocks(payload: &Payload, compact: bool) -> (usize, Vec<std::ops::Range<usize>>) {
     let f = &payload.fields;
     let unsigned = |i: usize| match f[i] {
         RdbField::Unsigned(v) => v as usize,
         ref other => panic!("field {i}: {other:?}"),
     };
     // window, generations, capacity, error, growth, flags, [secret], clock, held
-    let compact = matches!(f[6], RdbField::Unsigned(_))
-        && matches!(f[8], RdbField::Unsigned(_))
-        && f.len() > 9
-        && matches!(f.get(10), Some(RdbField::Unsigned(_)))
-        && matches!(f.get(11), Some(RdbField::Buffer(b)) if b.starts_with(b"bloomrsP"));
     let held_at = if compact { 8 } else { 7 };
     let mut at = held_at + 1;
     let mut blocks = Vec::new();
@@ -605,7 +600,7 @@ fn run_campaign(default_secs: u64) {
             .collect();
         let parsed = Payload::parse(&payload);
         variants.extend(
-            payload_variants(&parsed, &mut run.rng)
+            payload_variants(&parsed, compact, &mut run.rng)
                 .into_iter()
                 .map(|(what, crafted)| (false, format!("RESTORE {what}"), crafted.encode())),
         );
