@@ -474,14 +474,14 @@ fn two_fields_changed_campaign() {
     let s = attack_server();
     let mut c = s.client();
     let values = genuine(&mut c);
-    let mut rng = Rng(attack_seed(0x005e_ed49));
+    let mut rng = Rng(attack_seed("valkey-bloom fields changed", 0x005e_ed49));
     let (mut accepted, mut refused) = (0usize, 0usize);
     for round in 0..attack_rounds(20_000) {
-        let (blob, payload) = rng.pick(&values);
+        let (blob, payload) = rng.choose(&values);
         if round % 3 == 0 {
             // Two fields of the RDB value: one, then one of the result's buffers or numbers.
             let first = payload_mutations(payload);
-            let (a, once) = rng.pick(&first);
+            let (a, once) = rng.choose(&first);
             let Some(parsed) = guarded(|| Payload::parse(once)).ok() else {
                 continue;
             };
@@ -491,7 +491,7 @@ fn two_fields_changed_campaign() {
             let Ok(second) = guarded(|| payload_mutations(&parsed)) else {
                 continue;
             };
-            let (b, twice) = rng.pick(&second);
+            let (b, twice) = rng.choose(&second);
             match c.call(&[b"RESTORE".as_slice(), b"m", b"0", twice]) {
                 Error(_) => refused += 1,
                 _ => {
@@ -508,12 +508,12 @@ fn two_fields_changed_campaign() {
             continue;
         }
         let first = blob_mutations(blob);
-        let (a, once) = rng.pick(&first);
+        let (a, once) = rng.choose(&first);
         if blob_layout(once).is_none() {
             continue;
         }
         let second = blob_mutations(once);
-        let (b, twice) = rng.pick(&second);
+        let (b, twice) = rng.choose(&second);
         match c.call(&[b"BF.LOAD".as_slice(), b"m", twice]) {
             Error(_) => refused += 1,
             _ => {

@@ -42,8 +42,8 @@ fn words(list: &[&str]) -> Vec<Vec<u8>> {
 
 /// One write with valkey-bloom's options at edge values.
 fn random_write(rng: &mut Rng, pool: &Pool, serial: &mut u64) -> Vec<Vec<u8>> {
-    let key = *rng.pick(&KEYS);
-    let other = *rng.pick(&KEYS);
+    let key = *rng.choose(&KEYS);
+    let other = *rng.choose(&KEYS);
     let mut item = || {
         *serial += 1;
         format!("i{}", *serial)
@@ -99,7 +99,7 @@ fn random_write(rng: &mut Rng, pool: &Pool, serial: &mut u64) -> Vec<Vec<u8>> {
             for (name, values) in options {
                 if rng.below(3) == 0 {
                     c.push(name.as_bytes().to_vec());
-                    c.push(rng.pick(values).as_bytes().to_vec());
+                    c.push(rng.choose(values).as_bytes().to_vec());
                 }
             }
             match rng.below(5) {
@@ -114,24 +114,24 @@ fn random_write(rng: &mut Rng, pool: &Pool, serial: &mut u64) -> Vec<Vec<u8>> {
             c
         }
         7 => {
-            let error = *rng.pick(&["0.5", "0.01", "1e-9", "0.999"]);
-            let cap = *rng.pick(&["1", "3", "50", "1000"]);
+            let error = *rng.choose(&["0.5", "0.01", "1e-9", "0.999"]);
+            let cap = *rng.choose(&["1", "3", "50", "1000"]);
             let mut c = words(&["BF.RESERVE", key, error, cap]);
             match rng.below(3) {
                 0 => c.extend(words(&["NONSCALING"])),
-                1 => c.extend(words(&["EXPANSION", *rng.pick(&["1", "2", "10"])])),
+                1 => c.extend(words(&["EXPANSION", *rng.choose(&["1", "2", "10"])])),
                 _ => {}
             }
             c
         }
         8 => {
             let mut c = words(&["BF.LOAD", key]);
-            c.push(rng.pick(&pool.blobs).clone());
+            c.push(rng.choose(&pool.blobs).clone());
             c
         }
         9 => {
             let mut c = words(&["RESTORE", key, "0"]);
-            c.push(rng.pick(&pool.dumps).clone());
+            c.push(rng.choose(&pool.dumps).clone());
             c.push(b"REPLACE".to_vec());
             c
         }
@@ -260,7 +260,7 @@ fn replication_campaign(preamble: &str, seed: u64, ops: usize) {
                 }
             }
             if rng.below(20) == 0 {
-                let limit = *rng.pick(&["2048", "5000", "20000", "1000000", "4294967296"]);
+                let limit = *rng.choose(&["2048", "5000", "20000", "1000000", "4294967296"]);
                 assert_eq!(
                     call!(p, "CONFIG", "SET", "bf.bloom-memory-usage-limit", limit),
                     ok()
@@ -322,7 +322,11 @@ fn transactions_and_scripts_campaign() {
     let n = attack_rounds(20_000);
     for seed in 0..4u64 {
         let preamble = if seed % 2 == 0 { "yes" } else { "no" };
-        replication_campaign(preamble, attack_seed(0x49_000) + seed, n);
+        replication_campaign(
+            preamble,
+            attack_seed("valkey-bloom replication", 0x49_000) + seed,
+            n,
+        );
     }
 }
 

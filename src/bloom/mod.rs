@@ -136,6 +136,9 @@ pub enum AddError {
     Freezing,
     /// A valkey-bloom object could not take the item (answered in its words).
     ValkeyBloom(crate::valkey_bloom::GrowError),
+    /// The filter's `BF.LOADCHUNK` chunks are still arriving: it takes no items until the
+    /// last one has.
+    Loading,
 }
 
 impl From<LinkError> for CreateError {

@@ -96,7 +96,7 @@ impl CompactFilter {
         match self {
             CompactFilter::Segments(f) => f.add(item, budget),
             CompactFilter::Older(c) => c.add(item, budget),
-            CompactFilter::Arriving(_) => Err(AddError::CannotGrow),
+            CompactFilter::Arriving(_) => Err(AddError::Loading),
         }
     }
 

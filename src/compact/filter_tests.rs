@@ -68,7 +68,7 @@ fn a_filter_between_chunks_saves_loads_and_completes() {
             !arriving.contains(&id(1, 0)),
             "nothing reads present while arriving"
         );
-        assert_eq!(arriving.add(b"x", NO_LIMIT), Err(AddError::CannotGrow));
+        assert_eq!(arriving.add(b"x", NO_LIMIT), Err(AddError::Loading));
         assert_eq!(arriving.delete(b"x"), Err(DeleteError::Loading));
         // Its RDB, its dump and its AOF rewrite give the same state.
         let loaded =

@@ -345,14 +345,15 @@ impl Compact {
     }
 
     /// Adds an item: `Ok(true)` if it did not read present before. `CannotGrow` when the
-    /// table had to double and the budget (or the largest table) refused; nothing changed.
+    /// table had to double and the budget (or the largest table) refused, `Loading` while its
+    /// chunks arrive; nothing changed.
     pub fn add(&mut self, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
         self.add_hash(Self::hash(item), budget)
     }
 
     pub fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
         if !self.is_loaded() {
-            return Err(AddError::CannotGrow);
+            return Err(AddError::Loading);
         }
         let present = self.contains_hash(hash);
         if present && !self.deletable {

@@ -396,7 +396,7 @@ fn bad_payloads_are_refused() {
         Err(ChunkError::BadData)
     );
     assert!(!loading.is_loaded());
-    assert_eq!(loading.add(b"x", NO_LIMIT), Err(AddError::CannotGrow));
+    assert_eq!(loading.add(b"x", NO_LIMIT), Err(AddError::Loading));
     loading.load_chunk(iter, bytes, NO_LIMIT).unwrap();
     assert_eq!(loading, filter);
 }

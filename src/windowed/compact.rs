@@ -144,7 +144,8 @@ impl Generation for CompactGeneration {
         match self {
             CompactGeneration::Filter(f) => match f.as_mut() {
                 CompactFilter::Segments(f) => f.add_hash(hash, budget),
-                _ => Err(AddError::CannotGrow),
+                // Its segments are still arriving (a window never holds another encoding).
+                _ => Err(AddError::Loading),
             },
             CompactGeneration::One(one) => {
                 let mut filter: Segmented = one.take().inflate();

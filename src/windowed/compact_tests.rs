@@ -109,6 +109,10 @@ fn a_window_caught_between_two_chunks_dumps_what_it_received() {
         part.load_chunk(*next, bytes, NO_LIMIT).unwrap();
     }
     assert!(!part.is_loaded());
+    // It takes no item until the rest arrives, and says why.
+    let before = part.clone();
+    assert_eq!(part.add(0, b"x", NO_LIMIT), Err(AddError::Loading));
+    assert_eq!(part, before);
     let mut rdb = MemoryRdb::new();
     part.save(&mut rdb);
     let saved = CompactWindowed::load(&mut rdb, COMPACT_ENCODING_VERSION, NO_LIMIT).unwrap();

@@ -207,7 +207,7 @@ impl<G: Generation> Window<G> {
     /// nothing, while a generation's chunks are still arriving.
     pub fn add(&mut self, now_ms: u64, item: &[u8], budget: impl Budget) -> Result<bool, AddError> {
         if !self.is_loaded() {
-            return Err(AddError::CannotGrow);
+            return Err(AddError::Loading);
         }
         self.retire(now_ms);
         let hash = G::hash(item);

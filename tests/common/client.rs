@@ -347,6 +347,11 @@ pub fn cannot_grow(max_filter_bytes: u64) -> Reply {
     ))
 }
 
+/// The reply to an add to a filter whose `BF.LOADCHUNK` chunks are still arriving.
+pub fn still_loading() -> Reply {
+    err("ERR the filter is still loading: BF.LOADCHUNK has not sent all its chunks")
+}
+
 /// The same refusals where what `maxmemory` (in bytes) leaves free was the limit.
 pub fn too_large_for_maxmemory(maxmemory: u64) -> Reply {
     err(&format!(

@@ -2,6 +2,8 @@
 //! `valkey-server` with `BLOOMRS_SERVER=valkey-server`) with the freshly built module on a free
 //! loopback port, and a client that keeps every reply's exact type.
 //!
+//! - `attack`: windowed filters attacked from outside: a seeded generator, a primary with its
+//!   AOF and replica, and the comparisons each round ends with.
 //! - `admission`: `used_memory` across a refused command (memory admission tests).
 //! - `attack`: a seedable generator and campaign lengths for the attack tests.
 //! - `client`: the RESP client, `Reply` and its constructors, `call!`, tables of exact replies.

@@ -59,6 +59,7 @@ impl Refusal for AddError {
             AddError::Frozen => STATIC_FROZEN,
             AddError::Freezing => STATIC_FREEZING,
             AddError::ValkeyBloom(e) => e.text(),
+            AddError::Loading => STILL_LOADING,
         }
     }
 }
@@ -299,6 +300,9 @@ pub const EXPANSION_TOO_LARGE: &CStr = c"ERR expansion should be at most 4294967
 pub const BF_COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
 pub const BF_FULL: &CStr = c"ERR non scaling filter is full";
 pub const BF_PROBLEM_INSERTING: &CStr = c"ERR problem inserting into filter";
+/// An add to a filter (of our own kinds) whose LOADCHUNK sequence is not complete.
+pub const STILL_LOADING: &CStr =
+    c"ERR the filter is still loading: BF.LOADCHUNK has not sent all its chunks";
 pub const INSERT_UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
 // valkey-bloom's texts, for the keys that hold its values (`bloomfltr`).
 pub const VB_TOO_MANY_FILTERS: &CStr = c"ERR bloom object reached max number of filters";
