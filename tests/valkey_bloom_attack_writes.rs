@@ -312,8 +312,8 @@ fn replication_campaign(preamble: &str, seed: u64, ops: usize) {
 
 #[test]
 fn transactions_and_scripts_replicate_and_reload_identically() {
-    replication_campaign("yes", 0x49_a0f, 600);
-    replication_campaign("no", 0x49_b0f, 600);
+    replication_campaign("yes", 0x49_a0f, 300);
+    replication_campaign("no", 0x49_b0f, 300);
 }
 
 #[test]

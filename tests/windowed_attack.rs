@@ -648,7 +648,7 @@ fn run_campaign(default_secs: u64) {
 
 #[test]
 fn clock_moves_and_client_commands_keep_copies_identical_and_items_present() {
-    run_campaign(8);
+    run_campaign(4);
 }
 
 #[test]

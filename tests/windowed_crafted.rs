@@ -646,7 +646,7 @@ fn run_campaign(default_secs: u64) {
 
 #[test]
 fn crafted_windowed_payloads_are_refused_or_load_into_working_values() {
-    run_campaign(5);
+    run_campaign(3);
 }
 
 #[test]

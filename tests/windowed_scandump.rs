@@ -209,7 +209,7 @@ fn run_campaign(default_secs: u64) {
 
 #[test]
 fn scandump_interleaved_with_rotation_gives_values_that_load_or_clean_errors() {
-    run_campaign(5);
+    run_campaign(3);
 }
 
 #[test]
