@@ -169,7 +169,7 @@ fn every_windowed_filter_a_constructor_accepts_loads() {
     let build = |rng: &mut Rng| {
         let params = WindowParams {
             window_ms: pick(rng, &windows),
-            generations: pick(rng, &[0, 1, 2, 4, 8, 32, 33, u32::MAX]),
+            generations: pick(rng, &[0, 1, 2, 4, 8, 32, 33, u16::MAX]),
             capacity: capacity(rng),
             error: error(rng),
             growth: growth(rng),

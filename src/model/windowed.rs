@@ -48,7 +48,7 @@ impl<G: Modelled> Kind for WindowedKind<G> {
 
     fn create(p: &Params, max_bytes: u64) -> Option<Self> {
         const WINDOWS: [u64; 4] = [1000, 60_000, 3_600_000, 86_400_000];
-        const GENERATIONS: [u32; 4] = [2, 4, 8, 32];
+        const GENERATIONS: [u16; 4] = [2, 4, 8, 32];
         let params = WindowParams {
             window_ms: WINDOWS[usize::from(p.variant & 3)],
             generations: GENERATIONS[usize::from(p.variant >> 2 & 3)],

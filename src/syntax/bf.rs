@@ -77,7 +77,7 @@ pub const MAX_WINDOW_SECONDS: i64 = (crate::windowed::MAX_WINDOW_MS / 1000) as i
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowSpec {
     pub seconds: u64,
-    pub generations: u32,
+    pub generations: u16,
 }
 
 impl WindowSpec {
@@ -86,10 +86,11 @@ impl WindowSpec {
         if !(1..=MAX_WINDOW_SECONDS).contains(&seconds) {
             return Err(ArgError::WindowRange);
         }
-        let generations = u32::try_from(generations)
+        let generations = u16::try_from(generations)
             .ok()
             .filter(|g| {
-                (crate::windowed::MIN_GENERATIONS..=crate::windowed::MAX_GENERATIONS).contains(g)
+                (crate::windowed::MIN_GENERATIONS..=crate::windowed::MAX_GENERATIONS)
+                    .contains(&u32::from(*g))
             })
             .ok_or(ArgError::GenerationsRange)?;
         Ok(WindowSpec {
@@ -403,7 +404,9 @@ fn insert_window(
         };
     };
     let generations = options.generations.unwrap_or_else(|| {
-        i64::from(default.map_or(crate::windowed::DEFAULT_GENERATIONS, |w| w.generations))
+        i64::from(default.map_or(crate::windowed::DEFAULT_GENERATIONS, |w| {
+            u32::from(w.generations)
+        }))
     });
     WindowSpec::new(seconds, generations).map(Some)
 }

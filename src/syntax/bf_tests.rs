@@ -418,7 +418,7 @@ fn scandump_and_loadchunk_iterators() {
     assert_eq!(load(&["BF.LOADCHUNK", "k", "1"]), Err(Arity));
 }
 
-fn window(seconds: u64, generations: u32) -> Option<WindowSpec> {
+fn window(seconds: u64, generations: u16) -> Option<WindowSpec> {
     Some(WindowSpec {
         seconds,
         generations,

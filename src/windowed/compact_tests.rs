@@ -8,7 +8,7 @@ const NO_LIMIT: u64 = u64::MAX;
 const T0: u64 = 1_795_000_123_457;
 const SECRET: u64 = 0x1234_5678_9abc_def1;
 
-fn params(window_ms: u64, generations: u32, capacity: u64, error: f64) -> WindowParams {
+fn params(window_ms: u64, generations: u16, capacity: u64, error: f64) -> WindowParams {
     WindowParams {
         window_ms,
         generations,
@@ -230,7 +230,7 @@ fn a_refused_add_leaves_no_generation_behind() {
 fn quiet_generations_are_held_as_one_segment_and_the_ring_as_long_as_it_holds() {
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 10, 1);
     assert!(matches!(f.ring[0].filter, CompactGeneration::One(_)));
-    assert_eq!(f.ring.capacity(), 1);
+    assert_eq!(f.ring.len(), 1);
     // A busy slot's generation splits and is held whole; each generation's form loads back.
     let (mut f, now) = fed(params(8_000, 4, 100, 0.01), 10, 3);
     for i in 0..3000 {
@@ -242,19 +242,26 @@ fn quiet_generations_are_held_as_one_segment_and_the_ring_as_long_as_it_holds() 
         f.ring.iter().map(one).collect()
     };
     assert_eq!(forms(&f), [true, true, false]);
-    assert_eq!(f.ring.capacity(), 3);
     let mut rdb = MemoryRdb::new();
     f.save(&mut rdb);
     let loaded = CompactWindowed::load(&mut rdb, COMPACT_ENCODING_VERSION, NO_LIMIT).unwrap();
     assert_eq!(forms(&loaded), [true, true, false]);
     assert_eq!(loaded, f);
-    assert_eq!(loaded.ring.capacity(), 3);
-    // Over many windows the ring never keeps more places than generations.
+    // Over many windows the ring holds the live generations only.
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 50, 40);
-    assert!(f.ring.capacity() <= 4, "{}", f.ring.capacity());
+    assert!(f.ring.len() <= 4, "{}", f.ring.len());
 }
 
 #[test]
 fn a_generation_takes_its_one_segments_fields_and_no_tag() {
     assert_eq!(std::mem::size_of::<CompactGeneration>(), 40);
+}
+
+#[test]
+fn a_windows_own_fields_fit_one_64_byte_block() {
+    // Parameters, clock, secret and the ring's pointer and length: an idle key's fixed part.
+    assert_eq!(std::mem::size_of::<WindowParams>(), 32);
+    assert_eq!(std::mem::size_of::<CompactWindowed>(), 64);
+    assert_eq!(std::mem::size_of::<Windowed>(), 64);
+    assert_eq!(<CompactGeneration as Generation>::window_overhead(), 64);
 }

@@ -17,7 +17,6 @@
 //! filter holds, so the two headers are told apart by it.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 use super::rdb::{flags, parse_flags};
 use super::{Generation, Held, Window, WindowParams};
@@ -61,7 +60,7 @@ impl<G: Generation> Window<G> {
         out.extend_from_slice(G::MAGIC);
         out.extend_from_slice(&HEADER_VERSION.to_le_bytes());
         out.extend_from_slice(&p.window_ms.to_le_bytes());
-        out.extend_from_slice(&p.generations.to_le_bytes());
+        out.extend_from_slice(&u32::from(p.generations).to_le_bytes());
         out.extend_from_slice(&p.capacity.to_le_bytes());
         out.extend_from_slice(&p.error.to_le_bytes());
         out.extend_from_slice(&p.growth.to_le_bytes());
@@ -102,10 +101,10 @@ impl<G: Generation> Window<G> {
         };
         let slot = fields.u64().ok_or(HeaderError::BadData)?;
         let held = fields.u32().ok_or(HeaderError::BadData)?;
-        if held > params.generations {
+        if held > u32::from(params.generations) {
             return Err(HeaderError::BadData);
         }
-        let mut ring = VecDeque::with_capacity(held as usize);
+        let mut ring = Vec::with_capacity(held as usize);
         let mut used = G::window_overhead();
         for _ in 0..held {
             let generation_slot = fields.u64().ok_or(HeaderError::BadData)?;
@@ -118,7 +117,7 @@ impl<G: Generation> Window<G> {
             let budget = max_bytes.checked_sub(used).ok_or(HeaderError::TooLarge)?;
             let filter = G::from_header(own, budget)?;
             used = used.saturating_add(filter.bytes());
-            ring.push_back(Held {
+            ring.push(Held {
                 slot: generation_slot,
                 filter,
             });
@@ -130,7 +129,7 @@ impl<G: Generation> Window<G> {
             params,
             slot,
             secret,
-            ring,
+            ring: ring.into(),
         };
         filter.validate(max_bytes).map_err(|e| match e {
             LoadError::TooLarge => HeaderError::TooLarge,
@@ -205,7 +204,7 @@ impl<G: Generation> Window<G> {
 
 fn read_params(fields: &mut Fields<'_>) -> Option<WindowParams> {
     let window_ms = fields.u64()?;
-    let generations = fields.u32()?;
+    let generations = u16::try_from(fields.u32()?).ok()?;
     let capacity = fields.u64()?;
     let error = fields.f64()?;
     let growth = fields.u32()?;

@@ -24,6 +24,7 @@ mod compact;
 mod dump;
 mod generation;
 mod rdb;
+mod ring;
 
 pub use generation::Generation;
 
@@ -31,7 +32,7 @@ use crate::bloom::{AddError, Chain, CreateError, ItemHash};
 use crate::budget::Budget;
 use crate::rdb::LoadError;
 pub use compact::CompactGeneration;
-use std::collections::VecDeque;
+pub use ring::Ring;
 
 /// Fewest generations a window may be split into: with one, an item could be forgotten the
 /// instant after it was added.
@@ -62,7 +63,7 @@ pub const COMPACT_ENCODING_VERSION: i32 = <CompactGeneration as Generation>::ENC
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowParams {
     pub window_ms: u64,
-    pub generations: u32,
+    pub generations: u16,
     pub capacity: u64,
     pub error: f64,
     pub growth: u32,
@@ -78,7 +79,7 @@ impl WindowParams {
     /// Whether these parameters describe a window (a generation's own limits are checked
     /// when one is built).
     fn check(&self) -> Result<(), &'static str> {
-        if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&self.generations) {
+        if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&u32::from(self.generations)) {
             return Err("generations out of range");
         }
         // At least one millisecond per generation, so slot numbers never exceed the time.
@@ -119,7 +120,7 @@ pub struct Window<G> {
     /// zero otherwise).
     pub secret: u64,
     /// Held generations, oldest first; every one within `g` slots of `slot`.
-    pub ring: VecDeque<Held<G>>,
+    pub ring: Ring<Held<G>>,
 }
 
 impl<G: Generation> Window<G> {
@@ -138,7 +139,7 @@ impl<G: Generation> Window<G> {
             params,
             slot: 0,
             secret,
-            ring: VecDeque::new(),
+            ring: Ring::new(),
         };
         // What exists can be loaded: the loader's validator, by construction.
         match filter.validate(max_bytes) {
@@ -172,7 +173,7 @@ impl<G: Generation> Window<G> {
     pub fn retire(&mut self, now_ms: u64) -> usize {
         self.slot = self.slot_at(now_ms);
         let before = self.ring.len();
-        while let Some(oldest) = self.ring.front() {
+        while let Some(oldest) = self.ring.first() {
             if self.is_live(oldest.slot, self.slot) {
                 break;
             }
@@ -214,7 +215,7 @@ impl<G: Generation> Window<G> {
         let seen = self.ring.iter().rev().any(|g| g.filter.contains_hash(hash));
         let opened = self.open_generation(&budget)?;
         let others = self.reported_bytes_without_newest();
-        let newest = self.ring.back_mut().ok_or(AddError::CannotGrow)?;
+        let newest = self.ring.last_mut().ok_or(AddError::CannotGrow)?;
         let added = newest.filter.add_hash(hash, Share { budget, others });
         if added.is_err() && opened {
             // A refused add changes nothing: a replica never sees it, so never the generation
@@ -227,7 +228,7 @@ impl<G: Generation> Window<G> {
     /// Makes sure the newest generation is the current slot's, building it if needed;
     /// whether it built one.
     fn open_generation(&mut self, budget: &impl Budget) -> Result<bool, AddError> {
-        if self.ring.back().is_some_and(|g| g.slot == self.slot) {
+        if self.ring.last().is_some_and(|g| g.slot == self.slot) {
             return Ok(false);
         }
         let held = self.reported_bytes();
@@ -236,11 +237,6 @@ impl<G: Generation> Window<G> {
             .saturating_sub(held)
             .saturating_sub(G::GENERATION_OVERHEAD);
         let filter = G::build(&self.params, self.secret, room).map_err(|_| AddError::CannotGrow)?;
-        // One place more at a time: a window holds at most g generations, most windows
-        // fewer, where doubling would leave places for up to twice as many.
-        if self.ring.len() == self.ring.capacity() {
-            self.ring.reserve_exact(1);
-        }
         self.ring.push_back(Held {
             slot: self.slot,
             filter,
@@ -285,7 +281,7 @@ impl<G: Generation> Window<G> {
     }
 
     fn reported_bytes_without_newest(&self) -> u64 {
-        let newest = self.ring.back().map_or(0, |g| g.filter.bytes());
+        let newest = self.ring.last().map_or(0, |g| g.filter.bytes());
         self.reported_bytes().saturating_sub(newest)
     }
 

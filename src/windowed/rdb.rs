@@ -5,7 +5,6 @@
 
 use super::{Generation, Held, Window, WindowParams};
 use crate::rdb::{LoadError, RdbRead, RdbWrite};
-use std::collections::VecDeque;
 
 /// The `flags` bit of a filter that does not scale inside a generation.
 pub(super) const FLAG_NONSCALING: u64 = 1;
@@ -37,7 +36,8 @@ impl<G: Generation> Window<G> {
             return Err(LoadError::UnknownVersion(encver));
         }
         let window_ms = r.read_unsigned()?;
-        let generations = narrow(r.read_unsigned()?, "generations")?;
+        let generations =
+            u16::try_from(r.read_unsigned()?).map_err(|_| LoadError::Invalid("generations"))?;
         let capacity = r.read_unsigned()?;
         let error = r.read_double()?;
         let growth = narrow(r.read_unsigned()?, "growth")?;
@@ -59,7 +59,7 @@ impl<G: Generation> Window<G> {
         if held > u64::from(params.generations) {
             return Err(LoadError::Invalid("more generations than the window holds"));
         }
-        let mut ring = VecDeque::with_capacity(held as usize);
+        let mut ring = Vec::with_capacity(held as usize);
         let mut used = G::window_overhead();
         for _ in 0..held {
             let generation_slot = r.read_unsigned()?;
@@ -67,7 +67,7 @@ impl<G: Generation> Window<G> {
             let budget = max_bytes.checked_sub(used).ok_or(LoadError::TooLarge)?;
             let filter = G::load(r, budget)?;
             used = used.saturating_add(filter.bytes());
-            ring.push_back(Held {
+            ring.push(Held {
                 slot: generation_slot,
                 filter,
             });
@@ -76,7 +76,7 @@ impl<G: Generation> Window<G> {
             params,
             slot,
             secret,
-            ring,
+            ring: ring.into(),
         };
         filter.validate(max_bytes)?;
         Ok(filter)

@@ -7,7 +7,7 @@ const NO_LIMIT: u64 = u64::MAX;
 /// A realistic Unix time in milliseconds (November 2026), not aligned on anything.
 const T0: u64 = 1_795_000_123_457;
 
-fn params(window_ms: u64, generations: u32, capacity: u64, error: f64) -> WindowParams {
+fn params(window_ms: u64, generations: u16, capacity: u64, error: f64) -> WindowParams {
     WindowParams {
         window_ms,
         generations,
@@ -34,7 +34,7 @@ fn must_remember(p: &WindowParams, t: u64, now: u64) -> bool {
 }
 
 fn random_params(rng: &mut Rng) -> WindowParams {
-    let generations = 2 + rng.below(7) as u32;
+    let generations = 2 + rng.below(7) as u16;
     // Windows that g does not divide, from about a second to a day.
     let window_ms = 997 + rng.below(86_400_000);
     params(window_ms, generations, 20 + rng.below(400), 0.01)
@@ -182,7 +182,7 @@ fn error_rate_bounds_every_moment() {
     // moments of each. The expected count is at most 1% of the probes.
     for seed in 0..8 {
         let mut rng = Rng::new(100 + seed);
-        let generations = 2 + rng.below(7) as u32;
+        let generations = 2 + rng.below(7) as u16;
         let p = params(60_000, generations, 2_000, 0.01);
         let mut now = T0;
         let mut f = filter(p, now);
