@@ -18,10 +18,11 @@ const CHUNK: u64 = 4096;
 pub struct Directory {
     /// Segment 0 (when `len` is not zero).
     first: Segment,
-    /// Segments 1 and up: full chunks, then the last one growing. Every list is exactly as
-    /// long as it holds (grown one at a time, a boxed slice for the list of chunks: 16 bytes
-    /// of the value where a `Vec` takes 24), so the bytes follow from the lengths.
-    chunks: Box<[Vec<Segment>]>,
+    /// Segments 1 and up: full chunks, then the last one growing. Every list is a boxed
+    /// slice exactly as long as it holds (grown one at a time: 16 bytes of the value and of
+    /// each entry of the list of chunks, where a `Vec` takes 24), so the bytes follow from
+    /// the lengths.
+    chunks: Box<[Box<[Segment]>]>,
     len: u64,
 }
 
@@ -41,7 +42,15 @@ fn chunk_bytes(slots: usize) -> u64 {
 }
 
 fn list_bytes(chunks: usize) -> u64 {
-    size_class(24 * chunks as u64)
+    size_class(16 * chunks as u64)
+}
+
+/// Appends to a boxed slice, keeping it exactly as long as it holds.
+fn append<T>(list: &mut Box<[T]>, value: T) {
+    let mut grown = std::mem::take(list).into_vec();
+    grown.reserve_exact(1);
+    grown.push(value);
+    *list = grown.into_boxed_slice();
 }
 
 impl Directory {
@@ -93,7 +102,7 @@ impl Directory {
         }
         let (chunk, at) = place(self.len);
         match self.chunks.get(chunk) {
-            Some(c) => chunk_bytes(at + 1) - chunk_bytes(c.capacity()).min(chunk_bytes(at + 1)),
+            Some(c) => chunk_bytes(at + 1) - chunk_bytes(c.len()).min(chunk_bytes(at + 1)),
             None => {
                 let list = list_bytes(chunk + 1)
                     - list_bytes(self.chunks.len()).min(list_bytes(chunk + 1));
@@ -110,41 +119,36 @@ impl Directory {
         }
         let (chunk, _) = place(self.len);
         if chunk == self.chunks.len() {
-            let mut chunks = std::mem::take(&mut self.chunks).into_vec();
-            chunks.reserve_exact(1);
-            chunks.push(Vec::new());
-            self.chunks = chunks.into_boxed_slice();
+            append(&mut self.chunks, Box::default());
         }
         if let Some(c) = self.chunks.get_mut(chunk) {
-            c.reserve_exact(1);
-            c.push(segment);
+            append(c, segment);
             self.len += 1;
         }
     }
 
-    /// Drops the segments from `len` on (a load taken back), and the chunks left empty.
+    /// Drops the segments from `len` on (a load taken back), and the chunks left empty:
+    /// the directory that `len` pushes make.
     pub fn truncate(&mut self, len: u64) {
-        while self.len > len {
-            match self.len - 1 {
-                0 => self.first = Segment::default(),
-                i => {
-                    let (chunk, _) = place(i);
-                    if let Some(c) = self.chunks.get_mut(chunk) {
-                        c.pop();
-                        if c.is_empty() {
-                            let mut chunks = std::mem::take(&mut self.chunks).into_vec();
-                            chunks.pop();
-                            self.chunks = chunks.into_boxed_slice();
-                        }
-                    }
-                }
-            }
-            self.len -= 1;
+        if len >= self.len {
+            return;
         }
-        // As pushes would have left it: every list exactly as long as it is.
-        for c in self.chunks.iter_mut() {
-            c.shrink_to_fit();
+        if len == 0 {
+            self.first = Segment::default();
         }
+        // Segments 1.. kept, in whole chunks and the last one's first slots.
+        let rest = len.saturating_sub(1);
+        let kept = rest.div_ceil(CHUNK) as usize;
+        let mut chunks = std::mem::take(&mut self.chunks).into_vec();
+        chunks.truncate(kept);
+        if let Some(last) = chunks.last_mut() {
+            let slots = (rest - (kept as u64 - 1) * CHUNK) as usize;
+            let mut shorter = std::mem::take(last).into_vec();
+            shorter.truncate(slots);
+            *last = shorter.into_boxed_slice();
+        }
+        self.chunks = chunks.into_boxed_slice();
+        self.len = len;
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
@@ -161,15 +165,13 @@ impl Directory {
             return 0;
         };
         let full = self.chunks.len() as u64 - 1;
-        list_bytes(self.chunks.len())
-            + full * chunk_bytes(CHUNK as usize)
-            + chunk_bytes(last.capacity())
+        list_bytes(self.chunks.len()) + full * chunk_bytes(CHUNK as usize) + chunk_bytes(last.len())
     }
 
     /// The same, counted from every allocation.
     #[cfg(test)]
     fn counted_bytes(&self) -> u64 {
-        let chunks: u64 = self.chunks.iter().map(|c| chunk_bytes(c.capacity())).sum();
+        let chunks: u64 = self.chunks.iter().map(|c| chunk_bytes(c.len())).sum();
         list_bytes(self.chunks.len()) + chunks
     }
 }
@@ -223,6 +225,8 @@ mod tests {
         let more = one.push_bytes();
         one.push(Segment::default());
         assert_eq!(one.bytes(), more);
+        // A list of one chunk and a chunk of one slot: 16 bytes each.
+        assert_eq!(more, 32);
         // The kept count is the allocations' at every length.
         for _ in 0..300 {
             assert_eq!(one.bytes(), one.counted_bytes());
