@@ -394,7 +394,7 @@ fn compact_windowed_filters_from_crafted_headers_keep_their_promises() {
         .0
         .ring
         .iter()
-        .any(|g| crate::windowed::Generation::capacity(&g.filter) > 1000));
+        .any(|g| crate::windowed::Generation::capacity(&g.filter, &windowed.0.params) > 1000));
     assert!(crafted_headers_with::<CompactWindowedKind, _>(&windowed.0, 0x3109, 100) > 0);
 }
 

@@ -6,8 +6,9 @@
 //! primary when the window is created), so one hash of an item serves every generation.
 //!
 //! Until its first split a generation is held in its fewest fields (`OneSegment`: the
-//! segment, its rate, the secret and two counts); once split, as the whole compact filter,
-//! boxed. Both save, dump and answer alike: the form held is not in any byte written.
+//! segment, the secret and two counts; its rate is the window's share); once split, as the
+//! whole compact filter, boxed. Both save, dump and answer alike: the form held is not in any
+//! byte written.
 
 use std::borrow::Cow;
 
@@ -38,10 +39,11 @@ const BOXED_EXTRA: u64 = HELD + size_class(std::mem::size_of::<CompactFilter>() 
     - std::mem::size_of::<CompactFilter>() as u64;
 
 impl CompactGeneration {
-    /// Held in its fewest fields when it is one segment.
-    fn settle(filter: CompactFilter) -> CompactGeneration {
+    /// Held in its fewest fields when it is one segment at the window's share of the rate
+    /// (a generation at another rate stays whole, for the validator to refuse).
+    fn settle(filter: CompactFilter, params: &WindowParams) -> CompactGeneration {
         match filter {
-            CompactFilter::Segments(f) => match f.into_one() {
+            CompactFilter::Segments(f) => match f.into_one(params.generation_error()) {
                 Ok(one) => CompactGeneration::One(one),
                 Err(f) => CompactGeneration::Filter(Box::new(CompactFilter::Segments(f))),
             },
@@ -49,10 +51,14 @@ impl CompactGeneration {
         }
     }
 
-    /// The compact filter it stands for (a copy of one segment at most).
-    pub fn filter(&self) -> Cow<'_, CompactFilter> {
+    /// The compact filter it stands for in a window of `params` (a copy of one segment at
+    /// most).
+    pub fn filter(&self, params: &WindowParams) -> Cow<'_, CompactFilter> {
         match self {
-            CompactGeneration::One(one) => Cow::Owned(CompactFilter::Segments(one.filter())),
+            CompactGeneration::One(one) => {
+                let filter = one.filter(params.generation_error());
+                Cow::Owned(CompactFilter::Segments(filter))
+            }
             CompactGeneration::Filter(f) => Cow::Borrowed(f),
         }
     }
@@ -114,7 +120,7 @@ impl Generation for CompactGeneration {
         // Room for the generation as it will be held once split.
         let room = room.checked_sub(BOXED_EXTRA).ok_or(CreateError::TooLarge)?;
         let filter = CompactFilter::new(params.generation_error(), false, secret, room)?;
-        Ok(CompactGeneration::settle(filter))
+        Ok(CompactGeneration::settle(filter, params))
     }
 
     fn size_for(params: &WindowParams) -> Result<u64, CreateError> {
@@ -134,7 +140,12 @@ impl Generation for CompactGeneration {
         }
     }
 
-    fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
+    fn add_hash(
+        &mut self,
+        hash: ItemHash,
+        params: &WindowParams,
+        budget: impl Budget,
+    ) -> Result<bool, AddError> {
         // The filter counts its fields as if inline: the rest of what it would take once
         // split and boxed is asked of the budget too.
         let budget = Share {
@@ -148,9 +159,9 @@ impl Generation for CompactGeneration {
                 _ => Err(AddError::Loading),
             },
             CompactGeneration::One(one) => {
-                let mut filter: Segmented = one.take().inflate();
+                let mut filter: Segmented = one.take().inflate(params.generation_error());
                 let added = filter.add_hash(hash, budget);
-                *self = CompactGeneration::settle(CompactFilter::Segments(filter));
+                *self = CompactGeneration::settle(CompactFilter::Segments(filter), params);
                 added
             }
         }
@@ -168,9 +179,9 @@ impl Generation for CompactGeneration {
             CompactGeneration::Filter(f) => f.len(),
         }
     }
-    fn capacity(&self) -> u64 {
+    fn capacity(&self, params: &WindowParams) -> u64 {
         match self {
-            CompactGeneration::One(one) => segments::split_items(one.error()),
+            CompactGeneration::One(_) => segments::split_items(params.generation_error()),
             CompactGeneration::Filter(f) => f.capacity(),
         }
     }
@@ -185,7 +196,7 @@ impl Generation for CompactGeneration {
     }
 
     fn check_shape(&self, params: &WindowParams, secret: u64) -> Result<(), LoadError> {
-        let filter = self.filter();
+        let filter = self.filter(params);
         let fields = fields(&filter).ok_or(LoadError::Invalid("generation of another encoding"))?;
         if fields.error != params.generation_error() || fields.deletable {
             return Err(LoadError::Invalid("generation sized for another window"));
@@ -196,25 +207,34 @@ impl Generation for CompactGeneration {
         Ok(())
     }
 
-    fn save(&self, w: &mut impl RdbWrite) {
-        self.filter().save(w);
+    fn save(&self, params: &WindowParams, w: &mut impl RdbWrite) {
+        self.filter(params).save(w);
     }
 
-    fn load(r: &mut impl RdbRead, max_bytes: u64) -> Result<Self, LoadError> {
+    fn load(
+        r: &mut impl RdbRead,
+        params: &WindowParams,
+        max_bytes: u64,
+    ) -> Result<Self, LoadError> {
         let filter = CompactFilter::load(r, crate::compact::ENCODING_VERSION, max_bytes)?;
         fields(&filter).ok_or(LoadError::Invalid("generation of another encoding"))?;
-        Ok(CompactGeneration::settle(filter))
+        Ok(CompactGeneration::settle(filter, params))
     }
 
-    fn encode_header(&self) -> Vec<u8> {
-        self.filter().encode_header()
+    fn encode_header(&self, params: &WindowParams) -> Vec<u8> {
+        self.filter(params).encode_header()
     }
 
-    fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
+    fn from_header(
+        header: &[u8],
+        params: &WindowParams,
+        max_bytes: u64,
+    ) -> Result<Self, HeaderError> {
         if segments::header_version(header) != Some(SEGMENTS_HEADER) {
             return Err(HeaderError::BadData);
         }
-        CompactFilter::from_header(header, max_bytes).map(CompactGeneration::settle)
+        let filter = CompactFilter::from_header(header, max_bytes)?;
+        Ok(CompactGeneration::settle(filter, params))
     }
 
     fn span(&self) -> u64 {
@@ -241,10 +261,10 @@ impl Generation for CompactGeneration {
         rest.is_empty().then_some(segments)
     }
 
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+    fn chunk_at(&self, params: &WindowParams, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
         match self {
             CompactGeneration::One(one) => {
-                let filter = CompactFilter::Segments(one.filter());
+                let filter = CompactFilter::Segments(one.filter(params.generation_error()));
                 let (next, bytes) = filter.chunk_at(iter)?;
                 Some((next, Cow::Owned(bytes.into_owned())))
             }
@@ -252,7 +272,13 @@ impl Generation for CompactGeneration {
         }
     }
 
-    fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {
+    fn load_chunk(
+        &mut self,
+        params: &WindowParams,
+        iter: i64,
+        data: &[u8],
+        max_bytes: u64,
+    ) -> Result<(), ChunkError> {
         // A generation of one segment is complete: no chunk continues it.
         let CompactGeneration::Filter(f) = self else {
             return Err(ChunkError::NoLink);
@@ -261,7 +287,7 @@ impl Generation for CompactGeneration {
         if f.is_loaded() {
             let held = std::mem::replace(self, CompactGeneration::One(OneSegment::stand_in()));
             if let CompactGeneration::Filter(f) = held {
-                *self = CompactGeneration::settle(*f);
+                *self = CompactGeneration::settle(*f, params);
             }
         }
         Ok(())

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::bloom::ChunkError;
-use crate::rdb::MemoryRdb;
+use crate::rdb::{Field, MemoryRdb};
 
 const NO_LIMIT: u64 = u64::MAX;
 const T0: u64 = 1_795_000_123_457;
@@ -56,7 +56,7 @@ fn remembers_within_the_window_and_forgets_after_it() {
 fn generations_are_compact_filters_at_their_share_placed_by_the_secret() {
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 3000, 2);
     for g in &f.ring {
-        let filter = g.filter.filter();
+        let filter = g.filter.filter(&f.params);
         let segments = filter.segments().unwrap();
         assert_eq!(segments.error(), 0.01 / 4.0);
         assert_eq!(segments.fields().secret, SECRET);
@@ -135,9 +135,29 @@ fn the_validator_insists_on_the_secret_and_the_shape() {
     let mut other = f.clone();
     other.secret ^= 1;
     assert!(other.validate(NO_LIMIT).is_err());
-    let mut wider = f.clone();
-    wider.params.error = 0.02;
-    assert!(wider.validate(NO_LIMIT).is_err());
+    // A value whose window asks another rate than its generations hold: the one-segment
+    // generations load whole, for the validator to refuse, and split ones stay whole.
+    for items in [100, 3000] {
+        let (f, _) = fed(params(8_000, 4, 100, 0.01), items, 2);
+        let mut rdb = MemoryRdb::new();
+        f.save(&mut rdb);
+        let window_error = rdb
+            .fields
+            .iter_mut()
+            .find(|f| matches!(f, Field::Double(_)));
+        *window_error.unwrap() = Field::Double(0.02);
+        assert_eq!(
+            CompactWindowed::load(&mut rdb, COMPACT_ENCODING_VERSION, NO_LIMIT),
+            Err(LoadError::Invalid("generation sized for another window"))
+        );
+        let mut wider = f.clone();
+        wider.params.error = 0.02;
+        let split = wider
+            .ring
+            .iter()
+            .any(|g| matches!(g.filter, CompactGeneration::Filter(_)));
+        assert_eq!(wider.validate(NO_LIMIT).is_err(), split);
+    }
     let mut nonscaling = f.clone();
     nonscaling.params.scaling = false;
     assert!(nonscaling.validate(NO_LIMIT).is_err());
@@ -254,7 +274,7 @@ fn quiet_generations_are_held_as_one_segment_and_the_ring_as_long_as_it_holds() 
 
 #[test]
 fn a_generation_takes_its_one_segments_fields_and_no_tag() {
-    assert_eq!(std::mem::size_of::<CompactGeneration>(), 40);
+    assert_eq!(std::mem::size_of::<CompactGeneration>(), 32);
 }
 
 #[test]

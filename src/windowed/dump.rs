@@ -71,7 +71,7 @@ impl<G: Generation> Window<G> {
         out.extend_from_slice(&self.slot.to_le_bytes());
         out.extend_from_slice(&(self.ring.len() as u32).to_le_bytes());
         for generation in &self.ring {
-            let own = generation.filter.encode_header();
+            let own = generation.filter.encode_header(&self.params);
             out.extend_from_slice(&generation.slot.to_le_bytes());
             out.extend_from_slice(&(own.len() as u32).to_le_bytes());
             out.extend_from_slice(&own);
@@ -115,7 +115,7 @@ impl<G: Generation> Window<G> {
                 .ok_or(HeaderError::BadData)?;
             used = used.saturating_add(G::GENERATION_OVERHEAD);
             let budget = max_bytes.checked_sub(used).ok_or(HeaderError::TooLarge)?;
-            let filter = G::from_header(own, budget)?;
+            let filter = G::from_header(own, &params, budget)?;
             used = used.saturating_add(filter.bytes());
             ring.push(Held {
                 slot: generation_slot,
@@ -161,7 +161,7 @@ impl<G: Generation> Window<G> {
         let (index, mut start, mut within) = self.locate(offset)?;
         for generation in self.ring.iter().skip(index) {
             let local = i64::try_from(within).ok()?.checked_add(1)?;
-            if let Some((next, bytes)) = generation.filter.chunk_at(local) {
+            if let Some((next, bytes)) = generation.filter.chunk_at(&self.params, local) {
                 return Some((next.checked_add(i64::try_from(start).ok()?)?, bytes));
             }
             start = start.checked_add(generation.filter.span())?;
@@ -198,7 +198,7 @@ impl<G: Generation> Window<G> {
             .and_then(|e| e.checked_add(1))
             .and_then(|e| i64::try_from(e).ok())
             .ok_or(ChunkError::BadData)?;
-        filter.load_chunk(local_end, data, room)
+        filter.load_chunk(&self.params, local_end, data, room)
     }
 }
 

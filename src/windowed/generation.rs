@@ -47,14 +47,19 @@ pub trait Generation: Clone + PartialEq + std::fmt::Debug + Sized {
     fn size_for(params: &WindowParams) -> Result<u64, CreateError>;
 
     fn contains_hash(&self, hash: ItemHash) -> bool;
-    fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError>;
+    fn add_hash(
+        &mut self,
+        hash: ItemHash,
+        params: &WindowParams,
+        budget: impl Budget,
+    ) -> Result<bool, AddError>;
 
     /// Whether every chunk of a LOADCHUNK sequence has arrived (always, otherwise).
     fn is_loaded(&self) -> bool;
     /// Items added (BF.CARD's share).
     fn items(&self) -> u64;
     /// Items it takes before it grows again (BF.INFO Capacity's share).
-    fn capacity(&self) -> u64;
+    fn capacity(&self, params: &WindowParams) -> u64;
     /// Filters it is made of (BF.INFO Number of filters' share).
     fn filters(&self) -> u64;
     /// Bytes accounted for it (BF.INFO Size, MEMORY USAGE).
@@ -64,19 +69,30 @@ pub trait Generation: Clone + PartialEq + std::fmt::Debug + Sized {
     /// as the window builds them (its own loader checked it is a valid value of its kind).
     fn check_shape(&self, params: &WindowParams, secret: u64) -> Result<(), LoadError>;
 
-    fn save(&self, w: &mut impl RdbWrite);
-    fn load(r: &mut impl RdbRead, max_bytes: u64) -> Result<Self, LoadError>;
+    fn save(&self, params: &WindowParams, w: &mut impl RdbWrite);
+    fn load(r: &mut impl RdbRead, params: &WindowParams, max_bytes: u64)
+        -> Result<Self, LoadError>;
 
     /// Its own SCANDUMP header, and a generation awaiting chunks from one.
-    fn encode_header(&self) -> Vec<u8>;
-    fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError>;
+    fn encode_header(&self, params: &WindowParams) -> Vec<u8>;
+    fn from_header(
+        header: &[u8],
+        params: &WindowParams,
+        max_bytes: u64,
+    ) -> Result<Self, HeaderError>;
     /// Iterator positions its chunks take (`1..=span`, as its own SCANDUMP numbers them).
     fn span(&self) -> u64;
     /// Iterator positions a chunk of these bytes takes; None if it cannot be one.
     fn positions(data: &[u8]) -> Option<u64>;
     /// Its own SCANDUMP chunk at `iter >= 1` and the iterator after it.
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)>;
-    fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError>;
+    fn chunk_at(&self, params: &WindowParams, iter: i64) -> Option<(i64, Cow<'_, [u8]>)>;
+    fn load_chunk(
+        &mut self,
+        params: &WindowParams,
+        iter: i64,
+        data: &[u8],
+        max_bytes: u64,
+    ) -> Result<(), ChunkError>;
 }
 
 impl WindowParams {
@@ -156,7 +172,12 @@ impl Generation for Chain {
     fn contains_hash(&self, hash: ItemHash) -> bool {
         Chain::contains_hash(self, hash)
     }
-    fn add_hash(&mut self, hash: ItemHash, budget: impl Budget) -> Result<bool, AddError> {
+    fn add_hash(
+        &mut self,
+        hash: ItemHash,
+        _params: &WindowParams,
+        budget: impl Budget,
+    ) -> Result<bool, AddError> {
         Chain::add_hash(self, hash, budget)
     }
     fn is_loaded(&self) -> bool {
@@ -165,7 +186,7 @@ impl Generation for Chain {
     fn items(&self) -> u64 {
         self.size
     }
-    fn capacity(&self) -> u64 {
+    fn capacity(&self, _params: &WindowParams) -> u64 {
         Chain::capacity(self)
     }
     fn filters(&self) -> u64 {
@@ -188,10 +209,14 @@ impl Generation for Chain {
         Ok(())
     }
 
-    fn save(&self, w: &mut impl RdbWrite) {
+    fn save(&self, _params: &WindowParams, w: &mut impl RdbWrite) {
         Chain::save(self, w);
     }
-    fn load(r: &mut impl RdbRead, max_bytes: u64) -> Result<Self, LoadError> {
+    fn load(
+        r: &mut impl RdbRead,
+        _params: &WindowParams,
+        max_bytes: u64,
+    ) -> Result<Self, LoadError> {
         Chain::read_with(
             r,
             crate::bloom::ENCODING_VERSION,
@@ -199,10 +224,14 @@ impl Generation for Chain {
             GENERATION_OPTIONS,
         )
     }
-    fn encode_header(&self) -> Vec<u8> {
+    fn encode_header(&self, _params: &WindowParams) -> Vec<u8> {
         Chain::encode_header(self)
     }
-    fn from_header(header: &[u8], max_bytes: u64) -> Result<Self, HeaderError> {
+    fn from_header(
+        header: &[u8],
+        _params: &WindowParams,
+        max_bytes: u64,
+    ) -> Result<Self, HeaderError> {
         Chain::decode_header_with(header, max_bytes, GENERATION_OPTIONS)
     }
     fn span(&self) -> u64 {
@@ -211,10 +240,16 @@ impl Generation for Chain {
     fn positions(data: &[u8]) -> Option<u64> {
         Some(data.len() as u64)
     }
-    fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+    fn chunk_at(&self, _params: &WindowParams, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
         Chain::chunk_at(self, iter).map(|c| (c.next, Cow::Borrowed(c.bytes)))
     }
-    fn load_chunk(&mut self, iter: i64, data: &[u8], _max_bytes: u64) -> Result<(), ChunkError> {
+    fn load_chunk(
+        &mut self,
+        _params: &WindowParams,
+        iter: i64,
+        data: &[u8],
+        _max_bytes: u64,
+    ) -> Result<(), ChunkError> {
         Chain::load_chunk(self, iter, data)
     }
 }

@@ -216,7 +216,9 @@ impl<G: Generation> Window<G> {
         let opened = self.open_generation(&budget)?;
         let others = self.reported_bytes_without_newest();
         let newest = self.ring.last_mut().ok_or(AddError::CannotGrow)?;
-        let added = newest.filter.add_hash(hash, Share { budget, others });
+        let added = newest
+            .filter
+            .add_hash(hash, &self.params, Share { budget, others });
         if added.is_err() && opened {
             // A refused add changes nothing: a replica never sees it, so never the generation
             // it would have opened.
@@ -262,7 +264,7 @@ impl<G: Generation> Window<G> {
         let open = self.live(now_ms).count() as u64;
         let unopened = u64::from(self.params.generations).saturating_sub(open);
         self.live(now_ms)
-            .map(|g| g.filter.capacity())
+            .map(|g| g.filter.capacity(&self.params))
             .fold(0u64, u64::saturating_add)
             .saturating_add(unopened.saturating_mul(self.params.generation_capacity()))
     }

@@ -27,7 +27,7 @@ impl<G: Generation> Window<G> {
         w.write_unsigned(self.ring.len() as u64);
         for generation in &self.ring {
             w.write_unsigned(generation.slot);
-            generation.filter.save(w);
+            generation.filter.save(p, w);
         }
     }
 
@@ -65,7 +65,7 @@ impl<G: Generation> Window<G> {
             let generation_slot = r.read_unsigned()?;
             used = used.saturating_add(G::GENERATION_OVERHEAD);
             let budget = max_bytes.checked_sub(used).ok_or(LoadError::TooLarge)?;
-            let filter = G::load(r, budget)?;
+            let filter = G::load(r, &params, budget)?;
             used = used.saturating_add(filter.bytes());
             ring.push(Held {
                 slot: generation_slot,

@@ -1,9 +1,10 @@
 //! A filter of one segment in its fewest fields. Until its first split, a filter created with
 //! one segment holds nothing its rate and secret do not fix but the segment and two counts:
-//! its level, split pointer, fingerprint bits and split threshold all follow. A window's
-//! generations are held this way (most of a quiet user's generations never split), at 40
-//! bytes where the whole filter's fields take 104; an add builds the whole filter from them,
-//! which moves the segment and copies nothing.
+//! its level, split pointer, fingerprint bits and split threshold all follow, and its rate is
+//! its holder's to keep (a window's generations all share one). A window's generations are
+//! held this way (most of a quiet user's generations never split), at 32 bytes where the
+//! whole filter's fields take 104; an add builds the whole filter from them, which moves the
+//! segment and copies nothing.
 
 use super::directory::Directory;
 use super::segment::Segment;
@@ -15,7 +16,6 @@ use std::num::NonZeroU64;
 #[derive(Debug, Clone, PartialEq)]
 pub struct OneSegment {
     segment: Segment,
-    error: f64,
     /// Never zero (a keyed filter's), which leaves a generation room for its tag.
     secret: NonZeroU64,
     items: u32,
@@ -41,10 +41,6 @@ impl OneSegment {
         self.items == 0
     }
 
-    pub fn error(&self) -> f64 {
-        self.error
-    }
-
     /// Bytes of the segment's allocations.
     pub fn segment_bytes(&self) -> u64 {
         self.segment.bytes()
@@ -54,7 +50,6 @@ impl OneSegment {
     pub fn stand_in() -> OneSegment {
         OneSegment {
             segment: Segment::default(),
-            error: 0.0,
             secret: NonZeroU64::MIN,
             items: 0,
             entries: 0,
@@ -66,13 +61,13 @@ impl OneSegment {
         std::mem::replace(self, OneSegment::stand_in())
     }
 
-    /// The whole filter it stands for.
-    pub fn inflate(self) -> Segmented {
+    /// The whole filter it stands for, at the `error` it was taken at (`into_one`).
+    pub fn inflate(self, error: f64) -> Segmented {
         let mut directory = Directory::default();
         directory.push(self.segment);
         let segment_bytes = directory.get(0).map_or(0, Segment::bytes);
         Segmented {
-            error: self.error,
+            error,
             deletable: false,
             secret: self.secret.get(),
             first_level: 0,
@@ -81,17 +76,17 @@ impl OneSegment {
             items: u64::from(self.items),
             entries: u64::from(self.entries),
             // `into_one` made sure both follow from the rate.
-            fresh_bits: total_bits(self.error, 0, 0).map_or(0, |b| b as u8),
-            split_items: split_items(self.error) as u16,
+            fresh_bits: total_bits(error, 0, 0).map_or(0, |b| b as u8),
+            split_items: split_items(error) as u16,
             segment_bytes,
             directory,
             voids: Voids::default(),
         }
     }
 
-    /// A copy of the whole filter (one segment copied).
-    pub fn filter(&self) -> Segmented {
-        self.clone().inflate()
+    /// A copy of the whole filter at `error` (one segment copied).
+    pub fn filter(&self, error: f64) -> Segmented {
+        self.clone().inflate(error)
     }
 
     /// Moves the segment's heap blocks (active defragmentation).
@@ -101,9 +96,10 @@ impl OneSegment {
 }
 
 impl Segmented {
-    /// The filter in its fewest fields, if it is one that `OneSegment::inflate` gives back
-    /// exactly: one segment at level 0, never split, without deletes or voids.
-    pub fn into_one(mut self) -> Result<OneSegment, Segmented> {
+    /// The filter in its fewest fields, if it is at `error` and one that
+    /// `OneSegment::inflate(error)` gives back exactly: one segment at level 0, never split,
+    /// without deletes or voids.
+    pub fn into_one(mut self, error: f64) -> Result<OneSegment, Segmented> {
         let fits = |n: u64| u32::try_from(n).ok();
         let derived = total_bits(self.error, 0, 0) == Some(u32::from(self.fresh_bits))
             && split_items(self.error) == u64::from(self.split_items);
@@ -113,7 +109,8 @@ impl Segmented {
         let Some(secret) = NonZeroU64::new(self.secret) else {
             return Err(self);
         };
-        let one = !self.deletable
+        let one = self.error == error
+            && !self.deletable
             && self.first_level == 0
             && self.level == 0
             && self.pointer == 0
@@ -128,7 +125,6 @@ impl Segmented {
         }
         Ok(OneSegment {
             segment: std::mem::take(segment),
-            error: self.error,
             secret,
             items,
             entries,
@@ -155,7 +151,8 @@ mod tests {
         for error in [0.5, 0.01, 1e-4, 1e-9] {
             for items in [0, 1, 10, 100] {
                 let f = filter(items, error);
-                let one = f.clone().into_one().expect("one segment");
+                let one = f.clone().into_one(error).expect("one segment");
+                assert!(f.clone().into_one(error * 0.5).is_err());
                 for i in 0..2 * items {
                     let item = format!("news:{}", 100_000_000 + i);
                     let hash = Segmented::hash(item.as_bytes());
@@ -163,7 +160,7 @@ mod tests {
                     assert_eq!(one.contains_hash(keyed), f.contains(item.as_bytes()));
                 }
                 assert_eq!(one.len(), f.len());
-                assert_eq!(one.inflate(), f, "{items} items at {error}");
+                assert_eq!(one.inflate(error), f, "{items} items at {error}");
             }
         }
     }
@@ -172,16 +169,16 @@ mod tests {
     fn a_split_filter_stays_whole() {
         let f = filter(5000, 0.01);
         assert!(f.segments() > 1);
-        assert_eq!(f.clone().into_one().unwrap_err(), f);
+        assert_eq!(f.clone().into_one(0.01).unwrap_err(), f);
         let counting = Segmented::new(1, 0.01, true, 0x5eed, u64::MAX).unwrap();
-        assert!(counting.into_one().is_err());
+        assert!(counting.into_one(0.01).is_err());
         let unkeyed = Segmented::new(1, 0.01, false, 0, u64::MAX);
-        assert!(unkeyed.map_or(true, |f| f.into_one().is_err()));
+        assert!(unkeyed.map_or(true, |f| f.into_one(0.01).is_err()));
     }
 
     #[test]
-    fn its_fields_take_40_bytes_with_room_for_a_tag() {
-        assert_eq!(OneSegment::SIZE, 40);
-        assert_eq!(std::mem::size_of::<Option<OneSegment>>(), 40);
+    fn its_fields_take_32_bytes_with_room_for_a_tag() {
+        assert_eq!(OneSegment::SIZE, 32);
+        assert_eq!(std::mem::size_of::<Option<OneSegment>>(), 32);
     }
 }

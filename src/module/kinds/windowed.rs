@@ -89,11 +89,11 @@ pub trait WindowKind: Generation + 'static {
     /// The expansion `BF.INFO` reports.
     fn expansion(params: &WindowParams) -> Option<u32>;
     /// Its lines of `BF.DEBUG`.
-    fn debug_lines(&self) -> Vec<String>;
+    fn debug_lines(&self, params: &WindowParams) -> Vec<String>;
     /// The false-positive rate estimated from its fill.
-    fn estimated_rate(&self) -> f64;
+    fn estimated_rate(&self, params: &WindowParams) -> f64;
     /// Everything it holds, for `DEBUG DIGEST-VALUE`.
-    fn digest(&self, digest: &mut Digest);
+    fn digest(&self, params: &WindowParams, digest: &mut Digest);
     /// Moves its heap blocks (active defragmentation).
     fn relocate(&mut self, defrag: &Defrag);
 }
@@ -106,16 +106,16 @@ impl WindowKind for Chain {
     fn expansion(params: &WindowParams) -> Option<u32> {
         params.scaling.then_some(params.growth)
     }
-    fn debug_lines(&self) -> Vec<String> {
+    fn debug_lines(&self, _params: &WindowParams) -> Vec<String> {
         self.links
             .iter()
             .map(|link| link_line(link, true))
             .collect()
     }
-    fn estimated_rate(&self) -> f64 {
+    fn estimated_rate(&self, _params: &WindowParams) -> f64 {
         Link::chain_rate(&self.links)
     }
-    fn digest(&self, digest: &mut Digest) {
+    fn digest(&self, _params: &WindowParams, digest: &mut Digest) {
         digest_chain(self, digest);
     }
     fn relocate(&mut self, defrag: &Defrag) {
@@ -131,8 +131,8 @@ impl WindowKind for CompactGeneration {
     fn expansion(_params: &WindowParams) -> Option<u32> {
         Some(2)
     }
-    fn debug_lines(&self) -> Vec<String> {
-        let mut lines = self.filter().debug_lines();
+    fn debug_lines(&self, params: &WindowParams) -> Vec<String> {
+        let mut lines = self.filter(params).debug_lines();
         // The bytes as the generation holds them (the filter's line ends with its own count).
         if let Some(first) = lines.first_mut() {
             if let Some(at) = first.find(" bytes:") {
@@ -142,11 +142,11 @@ impl WindowKind for CompactGeneration {
         }
         lines
     }
-    fn estimated_rate(&self) -> f64 {
-        self.filter().estimated_rate()
+    fn estimated_rate(&self, params: &WindowParams) -> f64 {
+        self.filter(params).estimated_rate()
     }
-    fn digest(&self, digest: &mut Digest) {
-        let filter = self.filter();
+    fn digest(&self, params: &WindowParams, digest: &mut Digest) {
+        let filter = self.filter(params);
         digest.add_bytes(&filter.encode_header());
         for (_, bytes) in filter.each_chunk() {
             digest.add_bytes(&bytes);
@@ -215,7 +215,7 @@ impl<G: WindowKind> BloomValue for Window<G> {
     fn estimated_rate(&self) -> f64 {
         combined_rate(
             self.live(clock::now_ms())
-                .map(|generation| WindowKind::estimated_rate(&generation.filter)),
+                .map(|generation| WindowKind::estimated_rate(&generation.filter, &self.params)),
         )
     }
 
@@ -237,7 +237,7 @@ impl<G: WindowKind> BloomValue for Window<G> {
 
     fn debug_lines(&self) -> Vec<String> {
         self.live(clock::now_ms())
-            .flat_map(|g| WindowKind::debug_lines(&g.filter))
+            .flat_map(|g| WindowKind::debug_lines(&g.filter, &self.params))
             .collect()
     }
 
@@ -271,7 +271,7 @@ impl<G: WindowKind> BloomValue for Window<G> {
         }
         for generation in &self.ring {
             digest.add_int(generation.slot);
-            WindowKind::digest(&generation.filter, digest);
+            WindowKind::digest(&generation.filter, &self.params, digest);
         }
     }
 }
