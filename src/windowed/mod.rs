@@ -212,7 +212,14 @@ impl<G: Generation> Window<G> {
         }
         self.retire(now_ms);
         let hash = G::hash(item);
-        let seen = self.ring.iter().rev().any(|g| g.filter.contains_hash(hash));
+        // The current slot's generation answers for itself when the item is added to it.
+        let current = self.ring.last().is_some_and(|g| g.slot == self.slot);
+        let older = self.ring.len() - usize::from(current);
+        let seen = self
+            .ring
+            .iter()
+            .take(older)
+            .any(|g| g.filter.contains_hash(hash));
         let opened = self.open_generation(&budget)?;
         let others = self.reported_bytes_without_newest();
         let newest = self.ring.last_mut().ok_or(AddError::CannotGrow)?;
