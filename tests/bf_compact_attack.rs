@@ -299,3 +299,139 @@ fn a_full_segment_never_counts_more_items_than_its_counts_hold() {
     assert_eq!(call!(c, "DEBUG", "RELOAD"), ok());
     assert_eq!(call!(c, "BF.CARD", "copy"), card);
 }
+
+/// Segments of an encoding-4 SCANDUMP, each its word count and words as a chunk holds it.
+fn segments_of(chunks: &[(i64, Vec<u8>)]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (_, bytes) in &chunks[1..] {
+        let mut at = 0;
+        while at < bytes.len() {
+            let words = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+            out.push(bytes[at..at + 4 + 8 * words].to_vec());
+            at += 4 + 8 * words;
+        }
+    }
+    out
+}
+
+/// Loads `header` then `segments` by LOADCHUNK, cut at each of `cuts`: the chunk after the
+/// cut first sent with its last segment replaced by one no encoder writes (refused after
+/// the segments before it were taken, so they are taken back), twice, then as it is. The
+/// value answers, digests, dumps and measures as a fresh load of the same chunks.
+fn assert_taken_back_loads(c: &mut Client, name: &str, header: &[u8], segments: &[Vec<u8>]) {
+    let total = segments.len();
+    let run = |from: usize, to: usize, bad: bool| {
+        let mut bytes: Vec<u8> = segments[from..to].concat();
+        if bad {
+            bytes.truncate(bytes.len() - segments[to - 1].len());
+            bytes.extend(1u32.to_le_bytes());
+            bytes.extend(u64::MAX.to_le_bytes());
+        }
+        ((to + 1) as i64, bytes)
+    };
+    for cut in [0, 1, 2, 4000, 4095, 4096, 4097] {
+        let what = format!("{name}, cut at segment {cut}");
+        let mut all = vec![(1, header.to_vec())];
+        all.extend(
+            [(0, cut), (cut, total)]
+                .into_iter()
+                .filter(|(from, to)| from < to)
+                .map(|(from, to)| run(from, to, false)),
+        );
+        let fresh = format!("{name}:fresh:{cut}");
+        load_chunks(c, "BF.LOADCHUNK", &fresh, &all);
+        let taken = format!("{name}:taken:{cut}");
+        load_chunks(c, "BF.LOADCHUNK", &taken, &all[..all.len() - 1]);
+        let (iter, bad) = run(cut, total, true);
+        let send = |c: &mut Client| {
+            c.call(&[
+                b"BF.LOADCHUNK".as_slice(),
+                taken.as_bytes(),
+                iter.to_string().as_bytes(),
+                &bad,
+            ])
+        };
+        let reply = send(c);
+        assert!(matches!(reply, Error(_)), "{what}: {reply:?}");
+        // Once more: the segments before the bad one were taken back, not kept.
+        assert_eq!(send(c), reply, "{what}");
+        load_chunks(c, "BF.LOADCHUNK", &taken, &all[all.len() - 1..]);
+        for command in ["BF.DEBUG", "BF.CARD", "DEBUG DIGEST-VALUE", "DUMP"] {
+            let ask = |c: &mut Client, key: &str| {
+                let mut args: Vec<&str> = command.split(' ').collect();
+                args.push(key);
+                c.call(&args)
+            };
+            let (a, b) = (ask(c, &taken), ask(c, &fresh));
+            assert!(a == b, "{what}: {command}");
+        }
+        assert_eq!(
+            call!(c, "MEMORY", "USAGE", taken.as_str(), "SAMPLES", "0"),
+            call!(c, "MEMORY", "USAGE", fresh.as_str(), "SAMPLES", "0"),
+            "{what}"
+        );
+        let debug = call!(c, "BF.DEBUG", taken.as_str()).array();
+        assert!(
+            format!("{debug:?}").contains(&format!("segments:{total} ")),
+            "{what}: {debug:?}"
+        );
+        assert_eq!(
+            call!(c, "BF.ADD", taken.as_str(), "x"),
+            call!(c, "BF.ADD", fresh.as_str(), "x"),
+            "{what}"
+        );
+        assert_eq!(call!(c, "BF.EXISTS", taken.as_str(), "x"), Int(1), "{what}");
+        assert_eq!(call!(c, "DEL", taken.as_str(), fresh.as_str()), Int(2));
+    }
+}
+
+/// A compact value past 4,097 segments (the directory's first chunk of 4,096 slots full and
+/// a second one begun), loaded by LOADCHUNK with a chunk refused half-way through its
+/// segments: the segments it brought are taken back, wherever the cut falls against the
+/// directory's chunks, and the same chunk sent right completes a value identical to a fresh
+/// load of the same bytes, down to MEMORY USAGE: plain and counting values of 4,098 empty
+/// segments, and a plain one grown to them by adds.
+#[test]
+fn a_chunk_taken_back_past_the_directory_boundary_leaves_what_a_fresh_load_makes() {
+    let s = Server::start();
+    let mut c = s.client();
+    for (source, counting) in [("plain", false), ("counting", true)] {
+        let mut args = vec!["BF.RESERVE", source, "0.5", "100"];
+        if counting {
+            args.push("COUNTING");
+        }
+        args.push("COMPACT");
+        assert_eq!(c.call(&args), ok(), "{args:?}");
+        // Level 12 and split pointer 2: segments 0 to 4,097, none holding entries.
+        let mut header = scandump(&mut c, "BF.SCANDUMP", source)[0].1.clone();
+        header[28..32].copy_from_slice(&12u32.to_le_bytes());
+        header[32..40].copy_from_slice(&2u64.to_le_bytes());
+        let empty = vec![0u32.to_le_bytes().to_vec(); 4098];
+        assert_taken_back_loads(&mut c, source, &header, &empty);
+    }
+    assert_eq!(
+        call!(c, "BF.RESERVE", "grown", "0.5", "100", "COMPACT"),
+        ok()
+    );
+    let mut next = 0;
+    let segments = |c: &mut Client| {
+        let debug = format!("{:?}", call!(c, "BF.DEBUG", "grown"));
+        let at = debug.find("segments:").unwrap() + "segments:".len();
+        debug[at..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse::<usize>()
+            .unwrap()
+    };
+    while segments(&mut c) < 4100 {
+        let mut args = vec!["BF.MADD".to_string(), "grown".to_string()];
+        args.extend((next..next + 100_000).map(|i| format!("g:{i}")));
+        next += 100_000;
+        assert!(matches!(c.call(&args), Array(_)));
+    }
+    let chunks = scandump(&mut c, "BF.SCANDUMP", "grown");
+    let grown = segments_of(&chunks);
+    assert_eq!(grown.len(), segments(&mut c));
+    assert_taken_back_loads(&mut c, "grown", &chunks[0].1, &grown);
+}

@@ -215,6 +215,21 @@ mod tests {
             assert_eq!(shorter.bytes(), shorter.counted_bytes());
             assert_eq!(shorter.iter().count() as u64, len);
         }
+        // Taken back across the chunks' boundary: the last chunk kept is cut to its slots,
+        // the ones after it dropped.
+        for len in [CHUNK + 2, CHUNK + 1, CHUNK, CHUNK - 1, 2, 1, 0] {
+            let mut shorter = big.clone();
+            shorter.truncate(len);
+            let mut pushed = Directory::default();
+            for _ in 0..len {
+                pushed.push(Segment::default());
+            }
+            assert_eq!(shorter, pushed, "{len}");
+            assert_eq!(shorter.bytes(), shorter.counted_bytes(), "{len}");
+            shorter.push(Segment::default());
+            pushed.push(Segment::default());
+            assert_eq!(shorter, pushed, "{len} and one more");
+        }
         // One segment allocates nothing besides its words; the second brings chunk 1.
         let mut one = Directory::default();
         assert!(one.get(0).is_none() && one.iter().count() == 0);
