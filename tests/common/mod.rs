@@ -35,6 +35,7 @@ mod rdb;
 mod server;
 mod state;
 mod valkey_fixtures;
+mod window_values;
 
 pub use admission::*;
 pub use attack::*;
@@ -48,3 +49,4 @@ pub use rdb::*;
 pub use server::*;
 pub use state::*;
 pub use valkey_fixtures::*;
+pub use window_values::*;
