@@ -25,7 +25,22 @@ impl Kind for Cuckoo {
         };
         CuckooFilter::new(params, max_bytes).ok().map(Cuckoo)
     }
-    through_codec!(Cuckoo);
+    /// A decoded value whose sub-filters are (and will stay) of power-of-two bucket counts:
+    /// a `CF.LOADCHUNK` header may carry another expansion, which RedisBloom accepts and this
+    /// filter takes as it does, and there an item an insertion's evictions moved can read
+    /// absent (the alternate bucket of the alternate bucket is not the first one), as in
+    /// RedisBloom. Such values answer as the reference does and are out of this check.
+    fn decode(data: &[u8], max_bytes: u64) -> Option<Self> {
+        let filter: CuckooFilter = crate::model::codec::decode_value(data, max_bytes)?;
+        let expansion = filter.expansion();
+        let grows_evenly = expansion == 0 || expansion.is_power_of_two();
+        let even = filter
+            .sub_filters()
+            .iter()
+            .all(|f| f.num_buckets().is_power_of_two());
+        (grows_evenly && even).then_some(Cuckoo(filter))
+    }
+    through_codec!(round_trips Cuckoo);
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
         self.0.insert(item, max_bytes).is_ok()
     }
