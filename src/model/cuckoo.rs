@@ -4,6 +4,9 @@
 use super::{Deletes, Kind, Params};
 use crate::cuckoo::{CuckooFilter, CuckooParams};
 
+/// The most sub-filters a value the check takes may have.
+pub const MAX_CHECKED_SUB_FILTERS: usize = 1024;
+
 /// A cuckoo filter; `variant` picks the bucket size (bits 0-1), the kicks (bits 2-3) and the
 /// expansion (bits 4-5, 0 meaning a filter that never grows), the capacity from `Params`.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +41,11 @@ impl Kind for Cuckoo {
             .sub_filters()
             .iter()
             .all(|f| f.num_buckets().is_power_of_two());
-        (grows_evenly && even).then_some(Cuckoo(filter))
+        // Every lookup reads every sub-filter: a value of tens of thousands of them (the
+        // module holds at most `cf-max-expansions`, 32 by default) makes one check take
+        // seconds and tells nothing a thousand do not.
+        let checkable = filter.sub_filters().len() <= MAX_CHECKED_SUB_FILTERS;
+        (grows_evenly && even && checkable).then_some(Cuckoo(filter))
     }
     through_codec!(round_trips Cuckoo);
     fn add(&mut self, item: &[u8], _now_ms: u64, max_bytes: u64) -> bool {
