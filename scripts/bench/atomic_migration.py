@@ -6,22 +6,31 @@ of --items items (default 100,000,000) at 1 % made full the quick way, as one ke
 --parts keys (default 64) on distinct slots. Every slot holding it then moves with one
 `CLUSTER MIGRATESLOTS SLOTSRANGE s s ... NODE <target>`, followed in `CLUSTER GETSLOTMIGRATIONS`
 until `success`: the source forks, its child streams the slots' keys to the target as the
-commands their AOF-rewrite callback emits (BF.LOADCHUNK of at most 16 MiB), then the writes made
-meanwhile, and the slots change hands during a short pause of writes on the source.
+commands their AOF-rewrite callback emits (BF.LOADCHUNK in pieces), then the writes made
+meanwhile, and the slots change hands during a pause of writes on the source (the hand-over:
+`failover-paused` to `success`).
 
 Meanwhile separate processes record the wall time of every command they send:
     readers   BF.EXISTS of the filter's items, routed by the scheme, following MOVED;
     writers   BF.ADD of new items to a small key in each slot moved (`writes:{tag}`),
               following MOVED: they wait out the hand-over's write pause;
     target    PING to the target, whose main thread runs the streamed LOADCHUNKs.
-The same filter then moves with MIGRATE (migration.py's way) on the same server, as the yardstick
-of the same run. The machine is shared and has 2 cores: the figures are of one run.
+Each layout moves --runs times (default 5), each time on two fresh nodes. The control layout
+moves the split layout's slots holding plain strings of the same size instead of filters
+(readers send STRLEN): what Valkey's migration costs with no module type in it. The one-key and
+split filters then move once more with MIGRATE (migration.py's way) on the same server, as the
+yardstick of the same run. With --busy N, N processes spin at the servers' priority throughout,
+as other work on a loaded host would. The machine is shared and has 2 cores.
 
-Usage: atomic_migration.py [--bloomrs PATH] [--server PATH] [--items N] [--parts N] [--out FILE]
+Usage: atomic_migration.py [--bloomrs PATH] [--server PATH] [--items N] [--parts N] [--runs N]
+                           [--busy N] [--out FILE]
 """
 
 import multiprocessing
+import os
+import statistics
 import subprocess
+import sys
 import time
 
 import redis
@@ -52,13 +61,16 @@ def routed(ports, keys):
     return call
 
 
-def reader(ports, keys, stop, out):
+def reader(ports, keys, strings, stop, out):
     call = routed(ports, keys)
 
     def step(i):
         item = b"probe-%d" % i
         key = keys[part_of(item, len(keys))] if len(keys) > 1 else keys[0]
-        call(key, "BF.EXISTS", key, item)
+        if strings:
+            call(key, "STRLEN", key)
+        else:
+            call(key, "BF.EXISTS", key, item)
     out.put(("readers", record(stop, step)))
 
 
@@ -85,20 +97,25 @@ def migration_job(source):
     return job if isinstance(job, dict) else dict(zip(job[::2], job[1::2]))
 
 
-def run_atomic(module, binary, items, keys):
-    """Makes the filter over `keys`, moves every slot holding it with MIGRATESLOTS."""
+def run_atomic(module, binary, items, keys, string_bytes=None):
+    """Makes the filter over `keys` (or, given `string_bytes`, strings of that many random
+    bytes), moves every slot holding it with MIGRATESLOTS."""
     with RedisServer(module, config=CLUSTER, binary=binary) as source, \
             RedisServer(module, config=CLUSTER, binary=binary) as target:
         make_cluster(source, target)
         raw = redis.Redis(port=source.port, protocol=2)
         for key in keys:
-            fill_synthetic(raw, key, items // len(keys))
+            if string_bytes:
+                raw.set(key, os.urandom(string_bytes))
+            else:
+                fill_synthetic(raw, key, items // len(keys))
             raw.execute_command("BF.ADD", key.replace("big", "writes", 1), "first")
         slots = sorted({source.client.execute_command("CLUSTER", "KEYSLOT", k) for k in keys})
         ranges = [bound for slot in slots for bound in (slot, slot)]
         ports = [source.port, target.port]
         stop, out = multiprocessing.Event(), multiprocessing.Queue()
-        clients = [multiprocessing.Process(target=reader, args=(ports, keys, stop, out)),
+        clients = [multiprocessing.Process(target=reader,
+                                           args=(ports, keys, bool(string_bytes), stop, out)),
                    multiprocessing.Process(target=writer, args=(ports, keys, stop, out)),
                    multiprocessing.Process(target=pinger, args=(target.port, stop, out))]
         for client in clients:
@@ -114,7 +131,7 @@ def run_atomic(module, binary, items, keys):
                 states.append((job["state"], round(time.perf_counter() - start, 3)))
             if job["state"] in ("success", "failed", "cancelled"):
                 break
-            time.sleep(0.005)
+            time.sleep(0.002)
         total = time.perf_counter() - start
         time.sleep(1)
         stop.set()
@@ -125,26 +142,49 @@ def run_atomic(module, binary, items, keys):
             raise RuntimeError(f"the migration ended {job['state']}: {job['message']}")
         # The writes' keys moved too.
         assert target.client.dbsize() == 2 * len(keys), "not every key moved"
+        at = dict(states)
         return {"keys": len(keys), "slots": len(slots),
                 "key_bytes": target.client.memory_usage(keys[0], samples=0),
                 "total_s": round(total, 2), "states_s": states,
+                "hand_over_ms": round((at["success"] - at["failover-paused"]) * 1000)
+                if "failover-paused" in at else None,
                 "source_fork_us": int(source.client.info("stats")["latest_fork_usec"]),
                 "clients": seen}
 
 
+def summary(runs):
+    """The worst of each figure over the runs, and the median run's longest write."""
+    worst = {who: max(r["clients"][who]["longest_ms"] for r in runs)
+             for who in ("readers", "writers", "target")}
+    pauses = [r["hand_over_ms"] for r in runs if r["hand_over_ms"] is not None]
+    return {"runs": len(runs), "key_bytes": runs[0]["key_bytes"], "longest_ms": worst,
+            "median_longest_write_ms": statistics.median(
+                r["clients"]["writers"]["longest_ms"] for r in runs),
+            "runs_within_100ms": sum(max(r["clients"][who]["longest_ms"] for who in worst) <= 100
+                                     for r in runs),
+            "hand_over_ms": [min(pauses), max(pauses)] if pauses else None,
+            "longest_fork_ms": max(r["source_fork_us"] for r in runs) / 1000,
+            "longest_total_s": max(r["total_s"] for r in runs)}
+
+
 def atomic_table(result):
-    """Markdown: the longest pause per layout, MIGRATESLOTS next to MIGRATE of the same run."""
-    lines = ["| layout | key size | MIGRATESLOTS: longest read | longest write | longest PING "
-             "to the target | fork | moved in | MIGRATE: longest read | moved in |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    """Markdown: the worst pause per layout over the runs, MIGRATE of the same run beside it."""
+    lines = ["| layout | key size | runs within 100 ms | longest read | longest write (median run) "
+             "| longest PING to the target | hand-over | fork | moved in | MIGRATE: longest read "
+             "| moved in |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in result["layouts"].items():
-        a, m = r["atomic"], r["migrate"]
+        a, m = r["atomic"], r.get("migrate")
+        pause = "{}–{} ms".format(*a["hand_over_ms"]) if a["hand_over_ms"] else "—"
+        moved = (f"| {m['client']['longest_ms']:,.0f} ms | {m['total_s']:.1f} s |" if m
+                 else "| — | — |")
         lines.append(f"| {name} | {a['key_bytes'] / 2**20:.1f} MiB "
-                     f"| {a['clients']['readers']['longest_ms']:,.1f} ms "
-                     f"| {a['clients']['writers']['longest_ms']:,.1f} ms "
-                     f"| {a['clients']['target']['longest_ms']:,.1f} ms "
-                     f"| {a['source_fork_us'] / 1000:,.1f} ms | {a['total_s']:.1f} s "
-                     f"| {m['client']['longest_ms']:,.1f} ms | {m['total_s']:.1f} s |")
+                     f"| {a['runs_within_100ms']} of {a['runs']} "
+                     f"| {a['longest_ms']['readers']:,.0f} ms "
+                     f"| {a['longest_ms']['writers']:,.0f} ms ({a['median_longest_write_ms']:,.0f} ms) "
+                     f"| {a['longest_ms']['target']:,.0f} ms "
+                     f"| {pause} | {a['longest_fork_ms']:,.0f} ms "
+                     f"| {a['longest_total_s']:.1f} s " + moved)
     return "\n".join(lines)
 
 
@@ -161,21 +201,42 @@ def main():
     parser.add_argument("--server", help="a valkey-server 9 or later (default: install-deps')")
     parser.add_argument("--items", type=int, default=100_000_000)
     parser.add_argument("--parts", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--busy", type=int, default=0)
     parser.add_argument("--out", default="docs/bench/atomic-migration.json")
     args = parser.parse_args()
     binary = args.server or default_server()
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
     result = {"machine": describe(), "server": version.strip(), "items": args.items,
-              "error_rate": 0.01, "layouts": {}}
-    for name, keys in [("one key", part_keys("big", 1)),
-                       (f"split into {args.parts} keys", part_keys("big", args.parts))]:
-        print(f"== {name}", flush=True)
-        layout = {"atomic": run_atomic(args.bloomrs, binary, args.items, keys),
-                  "migrate": run_migrate(args.bloomrs, args.items, keys, binary=binary)}
-        result["layouts"][name] = layout
-        print(layout, flush=True)
+              "error_rate": 0.01, "busy_processes": args.busy, "layouts": {}}
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.busy)]
+    try:
+        measure(args, binary, result)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
     write_result(args.out, result)
     print(atomic_table(result))
+
+
+def measure(args, binary, result):
+    """Every layout's runs, into `result`."""
+    split = part_keys("big", args.parts)
+    for name, keys in [("one key", part_keys("big", 1)), (f"split into {args.parts} keys", split)]:
+        print(f"== {name}", flush=True)
+        runs = [run_atomic(args.bloomrs, binary, args.items, keys) for _ in range(args.runs)]
+        layout = {"atomic": summary(runs), "atomic_runs": runs,
+                  "migrate": run_migrate(args.bloomrs, args.items, keys, binary=binary)}
+        result["layouts"][name] = layout
+        print(layout["atomic"], flush=True)
+    # The control: the split layout's slots holding strings the size of its filters.
+    string_bytes = result["layouts"][f"split into {args.parts} keys"]["atomic"]["key_bytes"]
+    name = f"control: {args.parts} strings of the same length"
+    print(f"== {name}", flush=True)
+    runs = [run_atomic(args.bloomrs, binary, args.items, split, string_bytes - 64)
+            for _ in range(args.runs)]
+    result["layouts"][name] = {"atomic": summary(runs), "atomic_runs": runs}
 
 
 if __name__ == "__main__":
