@@ -169,6 +169,63 @@ fn aof_rewrite_cuts_large_arrays_into_pieces_of_a_mib() {
     assert_eq!(after, before);
 }
 
+/// Every kind whose chunks can be cut is rewritten in `LOADCHUNK`s of at most 1 MiB (what
+/// Valkey 9's slot migration streams to the target's main thread): a counting filter's and a
+/// cuckoo filter's arrays, a compact filter's segments (a 16 MiB chunk of them took some
+/// 300 ms to check), a compact window's generation. They replay to the same values.
+#[test]
+fn aof_rewrite_cuts_every_kind_into_pieces_of_a_mib() {
+    let mut s = Server::build(&[], &aof_always("no"));
+    let mut c = s.client();
+    let made = [
+        call!(c, "BF.RESERVE", "counting", "0.01", "1000000", "COUNTING"),
+        call!(c, "CF.RESERVE", "cuckoo", "4000000"),
+        call!(c, "BF.RESERVE", "compact", "0.0001", "1000", "COMPACT"),
+        call!(
+            c,
+            "BF.RESERVE",
+            "window",
+            "0.0001",
+            "1000",
+            "COMPACT",
+            "WINDOW",
+            "3600",
+            "GENERATIONS",
+            "2"
+        ),
+    ];
+    assert_eq!(made, [ok(), ok(), ok(), ok()]);
+    assert_eq!(call!(c, "BF.ADD", "counting", "a"), Int(1));
+    assert_eq!(call!(c, "CF.ADD", "cuckoo", "a"), Int(1));
+    for batch in 0..60 {
+        let items: Vec<String> = (0..10_000).map(|i| format!("item-{batch}-{i}")).collect();
+        for key in ["compact", "window"] {
+            let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+            args.extend(items.iter().cloned());
+            assert!(matches!(c.call(&args), Array(_)));
+        }
+    }
+    let keys = ["counting", "cuckoo", "compact", "window"];
+    let before: Vec<Reply> = keys.map(|k| call!(c, "DUMP", k)).into();
+    rewrite_aof(&mut c);
+    let commands = aof_commands(&s.dir);
+    for key in keys {
+        let runs: Vec<usize> = commands
+            .iter()
+            .filter(|cmd| cmd[0].ends_with(b"LOADCHUNK") && cmd[1] == key.as_bytes())
+            .map(|cmd| cmd[3].len())
+            .collect();
+        let bytes: usize = runs.iter().skip(1).sum();
+        assert!(bytes > 1 << 20, "{key}: {bytes}");
+        assert!(runs.iter().all(|len| *len <= 1 << 20), "{key}: {runs:?}");
+        assert!(runs.len() >= 1 + bytes.div_ceil(1 << 20), "{key}: {runs:?}");
+    }
+    s.restart();
+    let mut c = s.client();
+    let after: Vec<Reply> = keys.map(|k| call!(c, "DUMP", k)).into();
+    assert_eq!(after, before);
+}
+
 #[test]
 fn dump_restore_and_copy() {
     let s = Server::start();

@@ -15,7 +15,7 @@
 use super::{BlockLink, BlockShape, Blocked};
 use crate::bloom::{
     chunk_in, chunks_from, load_chunk_in, reported_size, Chain, Chunk, ChunkError, HeaderError,
-    OPT_NO_SCALING,
+    MAX_CHUNK, OPT_NO_SCALING,
 };
 
 /// The first eight bytes of every blocked header.
@@ -112,7 +112,17 @@ impl Blocked {
 
     /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end.
     pub fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
-        chunk_in(self.links.iter().map(|link| link.blocks.bytes()), iter)
+        self.chunk_within(iter, MAX_CHUNK)
+    }
+
+    /// The chunk at iterator `iter` of at most `limit` bytes (any run of the blocks loads on
+    /// its own).
+    pub fn chunk_within(&self, iter: i64, limit: u64) -> Option<Chunk<'_>> {
+        chunk_in(
+            self.links.iter().map(|link| link.blocks.bytes()),
+            iter,
+            limit,
+        )
     }
 
     /// Every chunk from iterator 1 on, as AOF rewrite emits them.

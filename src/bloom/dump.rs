@@ -191,7 +191,12 @@ impl<C: Cells> Chain<Link<C>> {
 
     /// The SCANDUMP chunk at iterator `iter >= 1`, or None past the end (or for `iter < 1`).
     pub fn chunk_at(&self, iter: i64) -> Option<Chunk<'_>> {
-        chunk_in(self.links.iter().map(|link| &link.array[..]), iter)
+        self.chunk_within(iter, MAX_CHUNK)
+    }
+
+    /// The chunk at iterator `iter` of at most `limit` bytes (see [`chunk_in`]).
+    pub fn chunk_within(&self, iter: i64, limit: u64) -> Option<Chunk<'_>> {
+        chunk_in(self.links.iter().map(|link| &link.array[..]), iter, limit)
     }
 
     /// Every chunk from iterator 1 on, as AOF rewrite emits them.
@@ -224,13 +229,20 @@ fn locate<T>(lens: impl Iterator<Item = (T, u64)>, offset: u64) -> Option<(T, us
     None
 }
 
-/// The SCANDUMP chunk at iterator `iter >= 1` of arrays laid end to end (a chain's links, in
-/// order): at most [`MAX_CHUNK`] bytes, never spanning two arrays; None past the end.
-pub fn chunk_in<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option<Chunk<'a>> {
+/// The chunk at iterator `iter >= 1` of arrays laid end to end (a chain's links, in order):
+/// at most `limit` bytes (and [`MAX_CHUNK`], SCANDUMP's), never spanning two arrays; None past
+/// the end. Any run of the arrays loads on its own, so the limit changes only how they are
+/// cut.
+pub fn chunk_in<'a>(
+    arrays: impl Iterator<Item = &'a [u8]>,
+    iter: i64,
+    limit: u64,
+) -> Option<Chunk<'a>> {
     let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
     let (array, within) = locate(arrays.map(|a| (a, a.len() as u64)), offset)?;
     let rest = array.get(within..)?;
-    let len = rest.len().min(MAX_CHUNK as usize);
+    let most = usize::try_from(limit.clamp(1, MAX_CHUNK)).unwrap_or(usize::MAX);
+    let len = rest.len().min(most);
     let next = iter.checked_add(len as i64)?;
     Some(Chunk {
         next,
@@ -263,18 +275,6 @@ pub fn load_chunk_in<'a>(
         .ok_or(ChunkError::TooBig)?;
     target.copy_from_slice(data);
     Ok(())
-}
-
-/// A chunk that ends before iterator `next` cut into runs of at most `piece` bytes, each with
-/// the iterator that follows it: what `BF.LOADCHUNK` of arrays laid end to end takes run by
-/// run, as it takes the whole chunk.
-pub fn pieces(next: i64, bytes: &[u8], piece: usize) -> impl Iterator<Item = (i64, &[u8])> {
-    let start = next - bytes.len() as i64;
-    let mut offset = 0usize;
-    bytes.chunks(piece.max(1)).map(move |run| {
-        offset += run.len();
-        (start + offset as i64, run)
-    })
 }
 
 /// Every chunk from iterator 1 on of a value whose chunk at an iterator is `chunk_at`.

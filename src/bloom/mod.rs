@@ -11,7 +11,7 @@ mod rdb;
 
 pub use cells::{Bits, Cells};
 pub use dump::{
-    chunk_in, chunk_start, chunks_from, encode_header, load_chunk_in, pieces, Chunk, ChunkError,
+    chunk_in, chunk_start, chunks_from, encode_header, load_chunk_in, Chunk, ChunkError,
     HeaderError, MAX_CHUNK,
 };
 pub use growth::{reported_size, Chain, ChainLink, SetLink};

@@ -183,8 +183,8 @@ fn large_links_dump_in_16_mib_chunks() {
     );
 }
 
-/// Chunks cut into pieces (what the AOF rewrite emits) load as the whole chunks do, and the
-/// pieces' iterators are where each run ends.
+/// Chunks of at most a limit (what the AOF rewrite emits) load as SCANDUMP's do: each run
+/// ends at its iterator, none spans two links, and a limit past SCANDUMP's own changes nothing.
 #[test]
 fn chunks_load_piece_by_piece() {
     let mut bf = reserve(0.01, 3_000, 2, true);
@@ -192,19 +192,25 @@ fn chunks_load_piece_by_piece() {
         bf.add(format!("item-{i}").as_bytes(), NO_LIMIT).unwrap();
     }
     assert_eq!(bf.links.len(), 2);
-    let cut: Vec<(i64, usize)> = pieces(17, &[7u8; 12], 5)
-        .map(|(end, run)| (end, run.len()))
-        .collect();
-    assert_eq!(cut, [(10, 5), (15, 5), (17, 2)]);
-    for piece in [1, 7, 1000, usize::MAX] {
+    let first = bf.links[0].array.len();
+    for limit in [1u64, 7, 1000, MAX_CHUNK, u64::MAX] {
         let mut copy = Chain::from_header(&bf.encode_header(), NO_LIMIT).unwrap();
-        for chunk in bf.chunks() {
-            for (end, run) in pieces(chunk.next, chunk.bytes, piece) {
-                copy.load_chunk(end, run).unwrap();
-            }
+        let mut iter = 1;
+        let mut runs = Vec::new();
+        while let Some(chunk) = bf.chunk_within(iter, limit) {
+            assert!(chunk.bytes.len() as u64 <= limit, "{limit}");
+            copy.load_chunk(chunk.next, chunk.bytes).unwrap();
+            runs.push(chunk.next);
+            iter = chunk.next;
         }
-        assert_eq!(copy, bf, "{piece}");
+        assert!(
+            runs.contains(&(1 + first as i64)),
+            "{limit}: a run ends at the first link's end"
+        );
+        assert_eq!(copy, bf, "{limit}");
     }
+    let whole: Vec<i64> = bf.chunks().map(|c| c.next).collect();
+    assert_eq!(whole, [1 + first as i64, 1 + bf.link_bytes() as i64]);
 }
 
 #[test]

@@ -248,6 +248,12 @@ impl CompactFilter {
     /// end (a filter still arriving gives what it received, so its dump and AOF rewrite
     /// rebuild the same state).
     pub fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        self.chunk_within(iter, crate::bloom::MAX_CHUNK)
+    }
+
+    /// The chunk at iterator `iter` grouping whole segments within `limit` bytes (an older
+    /// table's chunks are its fixed slices whatever the limit).
+    pub fn chunk_within(&self, iter: i64, limit: u64) -> Option<(i64, Cow<'_, [u8]>)> {
         let from = u64::try_from(iter).ok()?.checked_sub(1)?;
         let f = match self {
             CompactFilter::Segments(f) => f,
@@ -261,7 +267,7 @@ impl CompactFilter {
                 });
             }
         };
-        let (next, bytes) = f.chunk_from(from)?;
+        let (next, bytes) = f.chunk_from(from, limit)?;
         Some((i64::try_from(next).ok()?.checked_add(1)?, Cow::Owned(bytes)))
     }
 

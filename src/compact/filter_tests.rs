@@ -38,6 +38,37 @@ fn rechunked(filter: &CompactFilter) -> CompactFilter {
     copy
 }
 
+/// Chunks grouping whole segments within a limit (what the AOF rewrite emits) load as
+/// SCANDUMP's do; a segment larger than the limit comes alone. (At 0.5 a segment is small
+/// enough that SCANDUMP's chunks, 1 KiB in tests, group several.)
+#[test]
+fn chunks_within_a_limit_load_as_scandumps_do() {
+    let mut filter = CompactFilter::new(0.5, true, 0xabc, NO_LIMIT).unwrap();
+    for i in 0..6000u64 {
+        filter.add(&id(2, i), NO_LIMIT).unwrap();
+    }
+    let whole = filter.each_chunk().count();
+    for limit in [1u64, 300, 500, u64::MAX] {
+        let mut copy = CompactFilter::from_header(&filter.encode_header(), NO_LIMIT).unwrap();
+        let (mut iter, mut chunks) = (1, 0);
+        while let Some((next, bytes)) = filter.chunk_within(iter, limit) {
+            let segments = next - iter;
+            assert!(
+                segments == 1 || bytes.len() as u64 <= limit,
+                "{limit}: {segments}"
+            );
+            copy.load_chunk(next, &bytes, NO_LIMIT).unwrap();
+            (iter, chunks) = (next, chunks + 1);
+        }
+        assert_eq!(copy, filter, "{limit}");
+        if limit <= 500 {
+            assert!(chunks > whole, "{limit}: {chunks} chunks, SCANDUMP {whole}");
+        } else if limit == u64::MAX {
+            assert_eq!(chunks, whole);
+        }
+    }
+}
+
 #[test]
 fn every_split_position_round_trips_through_rdb_and_chunks() {
     for deletable in [false, true] {

@@ -85,13 +85,20 @@ impl CuckooFilter {
     /// calling `dump_chunk` from iterator 1 on returns, in one pass over the sub-filters (an AOF
     /// rewrite of a filter with tens of thousands of sub-filters stays linear).
     pub fn chunks(&self) -> impl Iterator<Item = (i64, &[u8])> + '_ {
-        let slice = usize::try_from(MAX_CHUNK_BYTES).unwrap_or(usize::MAX);
+        self.chunks_within(MAX_CHUNK_BYTES)
+    }
+
+    /// The same cut into runs of at most `limit` bytes where a sub-filter is larger: any run
+    /// of one sub-filter's bytes loads on its own (`CF.LOADCHUNK` copies what lies inside one
+    /// sub-filter), so the limit changes only how they are cut.
+    pub fn chunks_within(&self, limit: u64) -> impl Iterator<Item = (i64, &[u8])> + '_ {
+        let slice = usize::try_from(limit.clamp(1, MAX_CHUNK_BYTES)).unwrap_or(usize::MAX);
         let mut iterator = 1i64;
         self.filters
             .iter()
             .flat_map(move |filter| {
                 let slots = filter.slots();
-                let pieces = if filter.len_bytes() <= MAX_CHUNK_BYTES {
+                let pieces = if filter.len_bytes() <= slice as u64 {
                     slots.len().max(1)
                 } else {
                     slice
@@ -105,12 +112,12 @@ impl CuckooFilter {
     }
 
     /// What an AOF rewrite emits as `CF.LOADCHUNK key <iterator> <bytes>` commands: the header
-    /// at iterator 1, then every chunk with the iterator SCANDUMP returns with it. Unlike
-    /// SCANDUMP this does not stop at an empty filter.
-    pub fn rewrite_chunks(&self) -> impl Iterator<Item = (i64, Cow<'_, [u8]>)> + '_ {
+    /// at iterator 1, then SCANDUMP's chunks cut to at most `limit` bytes, each with the
+    /// iterator that follows it. Unlike SCANDUMP this does not stop at an empty filter.
+    pub fn rewrite_chunks(&self, limit: u64) -> impl Iterator<Item = (i64, Cow<'_, [u8]>)> + '_ {
         let header = (1, Cow::Owned(self.encode_header().to_vec()));
         std::iter::once(header).chain(
-            self.chunks()
+            self.chunks_within(limit)
                 .map(|(next, chunk)| (next, Cow::Borrowed(chunk))),
         )
     }

@@ -26,7 +26,10 @@ fn scandump_example_of_the_reference() {
     );
     assert_eq!(filter.dump_chunk(25), None);
     assert_eq!(filter.size_bytes(), 40 + 32 + 8 + 16);
-    let rewrite: Vec<i64> = filter.rewrite_chunks().map(|(it, _)| it).collect();
+    let rewrite: Vec<i64> = filter
+        .rewrite_chunks(MAX_CHUNK_BYTES)
+        .map(|(it, _)| it)
+        .collect();
     assert_eq!(rewrite, [1, 9, 25]);
 }
 
@@ -155,6 +158,34 @@ fn header_validation() {
         valid(header(0, 1, 0, 1, 255, 1, 0)).map(|f| f.size_bytes()),
         Ok(40 + 16 + 255)
     );
+}
+
+/// The AOF rewrite's chunks within a limit load as SCANDUMP's do: runs of one sub-filter.
+#[test]
+fn rewrite_chunks_within_a_limit_load_as_scandumps_do() {
+    let mut filter = reserve(1000, 2, 500, 2);
+    for i in 0..3000u32 {
+        filter
+            .insert(format!("item-{i}").as_bytes(), u64::MAX)
+            .unwrap();
+    }
+    assert!(filter.num_filters() > 1);
+    for limit in [1u64, 100, 700, MAX_CHUNK_BYTES] {
+        let mut chunks = filter.rewrite_chunks(limit);
+        let (_, header) = chunks.next().unwrap();
+        let mut copy = CuckooFilter::from_header(&header, u64::MAX).unwrap();
+        let mut count = 0;
+        for (next, bytes) in chunks {
+            assert!(bytes.len() as u64 <= limit, "{limit}");
+            copy.load_chunk(next, &bytes).unwrap();
+            count += 1;
+        }
+        assert_eq!(copy, filter, "{limit}");
+        assert!(
+            limit == MAX_CHUNK_BYTES || count > filter.num_filters() as usize,
+            "{limit}"
+        );
+    }
 }
 
 #[test]

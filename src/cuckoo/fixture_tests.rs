@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{CuckooFilter, CuckooParams};
+use super::{CuckooFilter, CuckooParams, MAX_CHUNK_BYTES};
 use crate::rdb::{Field, MemoryRdb};
 
 const MAX_BYTES: u64 = 1 << 30;
@@ -203,7 +203,7 @@ fn fixtures_replay_replies_info_and_scandump() {
         ours.extend(filter.chunks().map(|(next, chunk)| (next, chunk.to_vec())));
         assert_eq!(ours, recorded_scandump(&spec), "{key}");
         let rewrite: Vec<(i64, Vec<u8>)> = filter
-            .rewrite_chunks()
+            .rewrite_chunks(MAX_CHUNK_BYTES)
             .map(|(it, bytes)| (it, bytes.into_owned()))
             .collect();
         assert_eq!(rewrite, ours, "{key}");

@@ -199,14 +199,21 @@ impl StaticFilter {
     /// The SCANDUMP chunk at iterator `iter >= 1` and the iterator after it, or None past
     /// the end.
     pub fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        self.chunk_within(iter, MAX_CHUNK)
+    }
+
+    /// The chunk at iterator `iter` of at most `limit` bytes (a table's run, or a builder's
+    /// hashes, loads on its own: the limit changes only how they are cut).
+    pub fn chunk_within(&self, iter: i64, limit: u64) -> Option<(i64, Cow<'_, [u8]>)> {
         match &self.state {
             State::Frozen(frozen) => {
-                let chunk = chunk_in(std::iter::once(table_bytes(&frozen.table)), iter)?;
+                let chunk = chunk_in(std::iter::once(table_bytes(&frozen.table)), iter, limit)?;
                 Some((chunk.next, Cow::Borrowed(chunk.bytes)))
             }
             State::Building(set) => {
                 let skip = u64::try_from(iter).ok()?.checked_sub(1)?;
-                let hashes = set.range(skip, HASHES_PER_CHUNK);
+                let most = usize::try_from(limit / 8).unwrap_or(usize::MAX);
+                let hashes = set.range(skip, HASHES_PER_CHUNK.min(most.max(1)));
                 if hashes.is_empty() {
                     return None;
                 }

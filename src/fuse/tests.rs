@@ -306,6 +306,25 @@ fn through_chunks(filter: &StaticFilter) -> StaticFilter {
     copy
 }
 
+/// Chunks within a limit (what the AOF rewrite emits) load as SCANDUMP's do, in both states.
+#[test]
+fn chunks_within_a_limit_load_as_scandumps_do() {
+    let items = hashes(5000, 13);
+    for filter in [builder_of(&items, 0.001), frozen_of(&items, 0.001)] {
+        for limit in [8u64, 1000, u64::MAX] {
+            let mut copy = StaticFilter::from_header(&filter.encode_header(), u64::MAX).unwrap();
+            let (mut iter, mut chunks) = (1, 0);
+            while let Some((next, bytes)) = filter.chunk_within(iter, limit) {
+                assert!(bytes.len() as u64 <= limit, "{limit}");
+                copy.load_chunk(next, &bytes, u64::MAX).unwrap();
+                (iter, chunks) = (next, chunks + 1);
+            }
+            assert_eq!(copy, filter, "{limit}");
+            assert!(limit == u64::MAX || chunks > 1, "{limit}");
+        }
+    }
+}
+
 #[test]
 fn both_states_survive_rdb_and_chunks() {
     for n in [0u64, 1, 5000] {

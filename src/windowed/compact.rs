@@ -261,14 +261,19 @@ impl Generation for CompactGeneration {
         rest.is_empty().then_some(segments)
     }
 
-    fn chunk_at(&self, params: &WindowParams, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+    fn chunk_at(
+        &self,
+        params: &WindowParams,
+        iter: i64,
+        limit: u64,
+    ) -> Option<(i64, Cow<'_, [u8]>)> {
         match self {
             CompactGeneration::One(one) => {
                 let filter = CompactFilter::Segments(one.filter(params.generation_error()));
-                let (next, bytes) = filter.chunk_at(iter)?;
+                let (next, bytes) = filter.chunk_within(iter, limit)?;
                 Some((next, Cow::Owned(bytes.into_owned())))
             }
-            CompactGeneration::Filter(f) => f.chunk_at(iter),
+            CompactGeneration::Filter(f) => f.chunk_within(iter, limit),
         }
     }
 

@@ -94,6 +94,27 @@ fn saves_dumps_and_loads_back_identically() {
     );
 }
 
+/// Chunks within a limit (what the AOF rewrite emits) load as SCANDUMP's do: whole segments
+/// of the compact generations.
+#[test]
+fn chunks_within_a_limit_load_as_scandumps_do() {
+    let (f, _) = fed(params(8_000, 4, 100, 0.5), 6000, 3);
+    let whole = f.chunks().count();
+    for limit in [1u64, 300, u64::MAX] {
+        let mut copy = CompactWindowed::from_header(&f.encode_header(), NO_LIMIT).unwrap();
+        let (mut iter, mut chunks) = (1, 0);
+        while let Some((next, bytes)) = f.chunk_within(iter, limit) {
+            copy.load_chunk(next, &bytes, NO_LIMIT).unwrap();
+            (iter, chunks) = (next, chunks + 1);
+        }
+        assert_eq!(copy, f, "{limit}");
+        assert!(
+            limit == u64::MAX || chunks > whole,
+            "{limit}: {chunks} of {whole}"
+        );
+    }
+}
+
 #[test]
 fn a_window_caught_between_two_chunks_dumps_what_it_received() {
     let (f, _) = fed(params(8_000, 4, 100, 0.01), 1500, 3);

@@ -157,11 +157,17 @@ impl<G: Generation> Window<G> {
     /// it received, then the walk goes on with the next generation, so a dump or an AOF
     /// rewrite of a window caught between two LOADCHUNKs rebuilds the same state.
     pub fn chunk_at(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        self.chunk_within(iter, crate::bloom::MAX_CHUNK)
+    }
+
+    /// The chunk at iterator `iter` of at most `limit` bytes where its generation's chunks
+    /// can be cut that small (see each generation's `chunk_at`).
+    pub fn chunk_within(&self, iter: i64, limit: u64) -> Option<(i64, Cow<'_, [u8]>)> {
         let offset = u64::try_from(iter).ok()?.checked_sub(1)?;
         let (index, mut start, mut within) = self.locate(offset)?;
         for generation in self.ring.iter().skip(index) {
             let local = i64::try_from(within).ok()?.checked_add(1)?;
-            if let Some((next, bytes)) = generation.filter.chunk_at(&self.params, local) {
+            if let Some((next, bytes)) = generation.filter.chunk_at(&self.params, local, limit) {
                 return Some((next.checked_add(i64::try_from(start).ok()?)?, bytes));
             }
             start = start.checked_add(generation.filter.span())?;

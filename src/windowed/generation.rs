@@ -84,8 +84,14 @@ pub trait Generation: Clone + PartialEq + std::fmt::Debug + Sized {
     fn span(&self) -> u64;
     /// Iterator positions a chunk of these bytes takes; None if it cannot be one.
     fn positions(data: &[u8]) -> Option<u64>;
-    /// Its own SCANDUMP chunk at `iter >= 1` and the iterator after it.
-    fn chunk_at(&self, params: &WindowParams, iter: i64) -> Option<(i64, Cow<'_, [u8]>)>;
+    /// Its own chunk at `iter >= 1` and the iterator after it: SCANDUMP's, or of at most
+    /// `limit` bytes where its chunks can be cut that small and load alike.
+    fn chunk_at(
+        &self,
+        params: &WindowParams,
+        iter: i64,
+        limit: u64,
+    ) -> Option<(i64, Cow<'_, [u8]>)>;
     fn load_chunk(
         &mut self,
         params: &WindowParams,
@@ -240,8 +246,13 @@ impl Generation for Chain {
     fn positions(data: &[u8]) -> Option<u64> {
         Some(data.len() as u64)
     }
-    fn chunk_at(&self, _params: &WindowParams, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        Chain::chunk_at(self, iter).map(|c| (c.next, Cow::Borrowed(c.bytes)))
+    fn chunk_at(
+        &self,
+        _params: &WindowParams,
+        iter: i64,
+        limit: u64,
+    ) -> Option<(i64, Cow<'_, [u8]>)> {
+        Chain::chunk_within(self, iter, limit).map(|c| (c.next, Cow::Borrowed(c.bytes)))
     }
     fn load_chunk(
         &mut self,

@@ -73,15 +73,18 @@ impl Segmented {
         out
     }
 
-    /// The chunk of whole segments starting at segment `from`, and the segment after it;
-    /// None past the last segment.
-    pub fn chunk_from(&self, from: u64) -> Option<(u64, Vec<u8>)> {
+    /// The chunk of whole segments starting at segment `from`, within `limit` bytes (and
+    /// SCANDUMP's `CHUNK_BYTES`) but for a first segment larger than that, and the segment
+    /// after it; None past the last segment. Any run of whole segments loads on its own, so
+    /// the limit changes only how they are grouped.
+    pub fn chunk_from(&self, from: u64, limit: u64) -> Option<(u64, Vec<u8>)> {
+        let limit = limit.min(CHUNK_BYTES);
         let mut out = Vec::new();
         let mut at = from;
         while let Some(segment) = self.directory.get(at) {
             let count = segment.word_count();
             let size = 4 + 8 * count;
-            if at > from && (out.len() + size) as u64 > CHUNK_BYTES {
+            if at > from && (out.len() + size) as u64 > limit {
                 break;
             }
             out.extend_from_slice(&(count as u32).to_le_bytes());
@@ -97,7 +100,7 @@ impl Segmented {
     pub fn chunks(&self) -> impl Iterator<Item = (u64, Vec<u8>)> + '_ {
         let mut from = 0;
         std::iter::from_fn(move || {
-            let (next, bytes) = self.chunk_from(from)?;
+            let (next, bytes) = self.chunk_from(from, CHUNK_BYTES)?;
             from = next;
             Some((next, bytes))
         })
@@ -263,9 +266,10 @@ impl Arrival {
         })
     }
 
-    /// The chunk a SCANDUMP of the value so far returns at segment `from`.
-    pub fn chunk_from(&self, from: u64) -> Option<(u64, Vec<u8>)> {
-        self.filter.chunk_from(from)
+    /// The chunk a SCANDUMP of the value so far returns at segment `from` (within `limit`
+    /// bytes, as [`Segmented::chunk_from`]).
+    pub fn chunk_from(&self, from: u64, limit: u64) -> Option<(u64, Vec<u8>)> {
+        self.filter.chunk_from(from, limit)
     }
 
     /// The RDB value: the same as a complete filter's, with the segments received.

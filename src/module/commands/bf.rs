@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 
-use crate::bloom::{format_g, AddError};
+use crate::bloom::{format_g, AddError, MAX_CHUNK};
 use crate::budget::Budget;
 use crate::counting::DeleteError;
 use crate::module::ffi::{Args, Ctx, Slot};
@@ -505,7 +505,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CommandResult {
         }
         // The chunk first: a refusal is the whole reply.
         let limit = ctx.admission().limit(0);
-        let chunk = filter.chunk_at(iter, limit)?;
+        let chunk = filter.chunk_at(iter, limit, MAX_CHUNK)?;
         ctx.reply_array(2);
         match chunk {
             Some((next, bytes)) => {

@@ -104,8 +104,13 @@ impl BloomValue for Blocked {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
-        let chunk = Blocked::chunk_at(self, iter);
+    fn chunk_at(
+        &self,
+        iter: i64,
+        _max_bytes: u64,
+        limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = Blocked::chunk_within(self, iter, limit);
         Ok(chunk.map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes))))
     }
 
@@ -124,7 +129,6 @@ impl BloomValue for Blocked {
 impl BloomKind for Blocked {
     const TYPE: &'static RedisType = &BLOCKED_TYPE;
     const MAGIC: Option<&'static [u8]> = Some(MAGIC);
-    const PIECEWISE: bool = true;
 
     /// Takes the options that ask for BLOCKED (the syntax refuses it with the other layouts).
     fn create(options: &BloomOptions, write: &mut Write) -> Result<Option<Self>, CreateError> {

@@ -93,8 +93,13 @@ impl BloomValue for CountingFilter {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
-        let chunk = self.chain.chunk_at(iter);
+    fn chunk_at(
+        &self,
+        iter: i64,
+        _max_bytes: u64,
+        limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = self.chain.chunk_within(iter, limit);
         Ok(chunk.map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes))))
     }
 

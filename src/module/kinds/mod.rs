@@ -45,10 +45,10 @@ use std::ffi::{c_void, CStr};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::bloom::{pieces, AddError, Chain, ChunkError, CreateError, HeaderError, Link};
+use crate::bloom::{AddError, Chain, ChunkError, CreateError, HeaderError, Link};
 use crate::budget::Budget;
 use crate::counting::{Counter4, DeleteError};
-use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest, AOF_PIECE};
 use crate::module::ffi::{guard, Admission, Key, Member, RawString, Slot};
 use crate::module::state::stats::Measured;
 use crate::module::types::FilterValue;
@@ -186,11 +186,17 @@ pub trait BloomValue {
     /// The SCANDUMP header (iterator 0); its own kinds start with their [`BloomKind::MAGIC`].
     fn header(&self) -> Vec<u8>;
 
-    /// The SCANDUMP chunk at iterator `iter >= 1` with the iterator that follows it, or None
-    /// past the end. Borrowed from the value, or built for the reply (a sparse filter's dense
-    /// form).
+    /// The chunk at iterator `iter >= 1` with the iterator that follows it, or None past the
+    /// end: at most `limit` bytes where the kind's chunks can be cut that small and load
+    /// alike (SCANDUMP asks [`crate::bloom::MAX_CHUNK`], its own size; the AOF rewrite [`AOF_PIECE`]).
+    /// Borrowed from the value, or built for the reply (a sparse filter's dense form).
     /// `TooLarge` when a chunk the kind builds would not fit `max_bytes`.
-    fn chunk_at(&self, iter: i64, max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError>;
+    fn chunk_at(
+        &self,
+        iter: i64,
+        max_bytes: u64,
+        limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError>;
 
     /// Copies a LOADCHUNK chunk that SCANDUMP returned together with iterator `iter`; a
     /// kind whose chunks allocate keeps the value within `max_bytes`.
@@ -227,10 +233,6 @@ pub trait BloomKind: BloomValue + FilterValue + Measured + Sized + 'static {
     /// value (sparse: `BF.LOADCHUNK` of its header), so the command propagates no creation of
     /// its own.
     const ANNOUNCES: bool = false;
-    /// Whether any run of a chunk's bytes loads on its own, as `BF.LOADCHUNK` of the
-    /// iterator that follows the run (arrays laid end to end: chains, blocked filters): the
-    /// AOF rewrite then cuts chunks into [`AOF_PIECE`] bytes.
-    const PIECEWISE: bool = false;
 
     /// A new empty value for `options`, or None when these options are not for this kind
     /// (the registry then offers them to the next one).
@@ -369,16 +371,8 @@ pub fn create_from_header(
     (kind.from_header)(key, header, admission)
 }
 
-/// Bytes of one `BF.LOADCHUNK` the AOF rewrite emits for a [`BloomKind::PIECEWISE`] kind. The
-/// AOF rewrite is also what Valkey 9's atomic slot migration streams to the target, whose main
-/// thread runs each command whole: a 16 MiB chunk held its other clients for tens of
-/// milliseconds (page faults of the copy, the argument's allocation and free); a 1 MiB piece
-/// about a millisecond, for some 50 bytes and the key's name more per MiB in the file.
-pub const AOF_PIECE: usize = 1 << 20;
-
-/// AOF rewrite of any Bloom kind: its SCANDUMP header and chunks as `BF.LOADCHUNK` commands
-/// (chunks are at most 16 MiB each, cut into 1 MiB pieces for the kinds whose runs load on
-/// their own).
+/// AOF rewrite of any Bloom kind: its SCANDUMP header and chunks as `BF.LOADCHUNK` commands,
+/// each at most [`AOF_PIECE`] bytes where the kind's chunks can be cut that small.
 ///
 /// # Safety
 /// Called by Redis with a live AOF handle, the key name and a value of `T`'s type.
@@ -390,12 +384,9 @@ pub unsafe extern "C" fn aof_rewrite<T: BloomKind>(
     guard((), || {
         if let Some(value) = value_ref::<T>(value) {
             emit_loadchunk(io, c"BF.LOADCHUNK", key, 1, &value.header());
-            let piece = if T::PIECEWISE { AOF_PIECE } else { usize::MAX };
             let mut iter = 1;
-            while let Ok(Some((next, bytes))) = value.chunk_at(iter, u64::MAX) {
-                for (end, run) in pieces(next, &bytes, piece) {
-                    emit_loadchunk(io, c"BF.LOADCHUNK", key, end, run);
-                }
+            while let Ok(Some((next, bytes))) = value.chunk_at(iter, u64::MAX, AOF_PIECE) {
+                emit_loadchunk(io, c"BF.LOADCHUNK", key, next, &bytes);
                 iter = next;
             }
         }

@@ -69,8 +69,13 @@ impl BloomValue for Chain {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
-        let chunk = Chain::chunk_at(self, iter);
+    fn chunk_at(
+        &self,
+        iter: i64,
+        _max_bytes: u64,
+        limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
+        let chunk = Chain::chunk_within(self, iter, limit);
         Ok(chunk.map(|chunk| (chunk.next, Cow::Borrowed(chunk.bytes))))
     }
 
@@ -86,7 +91,6 @@ impl BloomValue for Chain {
 impl BloomKind for Chain {
     const TYPE: &'static RedisType = &BLOOM_TYPE;
     const MAGIC: Option<&'static [u8]> = None;
-    const PIECEWISE: bool = true;
 
     /// RedisBloom's chain takes whatever options the other kinds leave (COMPACT never reaches
     /// it: the compact kind takes those first).

@@ -171,7 +171,14 @@ impl BloomValue for Sparse {
         self.dense_header()
     }
 
-    fn chunk_at(&self, iter: i64, max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
+    /// SCANDUMP's dense form (the AOF rewrite writes the sparse form itself, in its own
+    /// chunks): the limit does not apply.
+    fn chunk_at(
+        &self,
+        iter: i64,
+        max_bytes: u64,
+        _limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
         let chunk = self.dense_chunk_at(iter, max_bytes)?;
         Ok(chunk.map(|(next, bytes)| (next, Cow::Owned(bytes))))
     }

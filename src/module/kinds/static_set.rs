@@ -182,8 +182,13 @@ impl BloomValue for StaticFilter {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
-        Ok(StaticFilter::chunk_at(self, iter))
+    fn chunk_at(
+        &self,
+        iter: i64,
+        _max_bytes: u64,
+        limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
+        Ok(StaticFilter::chunk_within(self, iter, limit))
     }
 
     fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {

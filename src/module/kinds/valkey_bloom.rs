@@ -180,7 +180,12 @@ impl BloomValue for ValkeyBloom {
         header
     }
 
-    fn chunk_at(&self, _iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
+    fn chunk_at(
+        &self,
+        _iter: i64,
+        _max_bytes: u64,
+        _limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
         Ok(None)
     }
 

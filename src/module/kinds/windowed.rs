@@ -245,8 +245,13 @@ impl<G: WindowKind> BloomValue for Window<G> {
         self.encode_header()
     }
 
-    fn chunk_at(&self, iter: i64, _max_bytes: u64) -> Result<Option<Chunk<'_>>, CreateError> {
-        Ok(Window::chunk_at(self, iter))
+    fn chunk_at(
+        &self,
+        iter: i64,
+        _max_bytes: u64,
+        limit: u64,
+    ) -> Result<Option<Chunk<'_>>, CreateError> {
+        Ok(Window::chunk_within(self, iter, limit))
     }
 
     fn load_chunk(&mut self, iter: i64, data: &[u8], max_bytes: u64) -> Result<(), ChunkError> {

@@ -8,7 +8,7 @@ use redis_module::raw;
 
 use super::{callbacks, filter_value};
 use crate::cuckoo::CuckooFilter;
-use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest};
+use crate::module::ffi::io::{emit_loadchunk, value_ref, Digest, AOF_PIECE};
 use crate::module::ffi::{guard, RawString};
 
 filter_value!(CuckooFilter, "a cuckoo filter", |value, defrag| {
@@ -43,7 +43,7 @@ unsafe extern "C" fn cf_aof_rewrite(
     guard((), || {
         if let Some(filter) = value_ref::<CuckooFilter>(value) {
             // Unlike CF.SCANDUMP, the rewrite does not skip an empty filter.
-            for (iterator, bytes) in filter.rewrite_chunks() {
+            for (iterator, bytes) in filter.rewrite_chunks(AOF_PIECE) {
                 emit_loadchunk(io, c"CF.LOADCHUNK", key, iterator, &bytes);
             }
         }
