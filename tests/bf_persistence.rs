@@ -133,10 +133,10 @@ fn aof_rewrite_with_rdb_preamble() {
 }
 
 /// A plain filter's and a blocked filter's arrays of several MiB are rewritten into the AOF
-/// (what Valkey 9's slot migration streams too) as `BF.LOADCHUNK`s of at most 1 MiB, and
+/// (what Valkey 9's slot migration streams too) as `BF.LOADCHUNK`s of at most 256 KiB, and
 /// replay to the same bytes.
 #[test]
-fn aof_rewrite_cuts_large_arrays_into_pieces_of_a_mib() {
+fn aof_rewrite_cuts_large_arrays_into_pieces_of_a_quarter_mib() {
     let mut s = Server::build(&[], &aof_always("no"));
     let mut c = s.client();
     assert_eq!(call!(c, "BF.RESERVE", "big", "0.01", "3000000"), ok());
@@ -160,8 +160,8 @@ fn aof_rewrite_cuts_large_arrays_into_pieces_of_a_mib() {
             .collect();
         let bytes: usize = runs.iter().skip(1).sum();
         assert!(bytes > 3 << 20, "{key}: {bytes}");
-        assert!(runs.iter().all(|len| *len <= 1 << 20), "{key}: {runs:?}");
-        assert_eq!(runs.len(), 1 + bytes.div_ceil(1 << 20), "{key}: {runs:?}");
+        assert!(runs.iter().all(|len| *len <= 1 << 18), "{key}: {runs:?}");
+        assert_eq!(runs.len(), 1 + bytes.div_ceil(1 << 18), "{key}: {runs:?}");
     }
     s.restart();
     let mut c = s.client();
@@ -169,12 +169,12 @@ fn aof_rewrite_cuts_large_arrays_into_pieces_of_a_mib() {
     assert_eq!(after, before);
 }
 
-/// Every kind whose chunks can be cut is rewritten in `LOADCHUNK`s of at most 1 MiB (what
+/// Every kind whose chunks can be cut is rewritten in `LOADCHUNK`s of at most 256 KiB (what
 /// Valkey 9's slot migration streams to the target's main thread): a counting filter's and a
 /// cuckoo filter's arrays, a compact filter's segments (a 16 MiB chunk of them took some
 /// 300 ms to check), a compact window's generation. They replay to the same values.
 #[test]
-fn aof_rewrite_cuts_every_kind_into_pieces_of_a_mib() {
+fn aof_rewrite_cuts_every_kind_into_pieces_of_a_quarter_mib() {
     let mut s = Server::build(&[], &aof_always("no"));
     let mut c = s.client();
     let made = [
@@ -217,8 +217,8 @@ fn aof_rewrite_cuts_every_kind_into_pieces_of_a_mib() {
             .collect();
         let bytes: usize = runs.iter().skip(1).sum();
         assert!(bytes > 1 << 20, "{key}: {bytes}");
-        assert!(runs.iter().all(|len| *len <= 1 << 20), "{key}: {runs:?}");
-        assert!(runs.len() >= 1 + bytes.div_ceil(1 << 20), "{key}: {runs:?}");
+        assert!(runs.iter().all(|len| *len <= 1 << 18), "{key}: {runs:?}");
+        assert!(runs.len() >= 1 + bytes.div_ceil(1 << 18), "{key}: {runs:?}");
     }
     s.restart();
     let mut c = s.client();

@@ -17,13 +17,15 @@ Meanwhile separate processes record the wall time of every command they send:
     target    PING to the target, whose main thread runs the streamed LOADCHUNKs.
 Each layout moves --runs times (default 5), each time on two fresh nodes. The control layout
 moves the split layout's slots holding plain strings of the same size instead of filters
-(readers send STRLEN): what Valkey's migration costs with no module type in it. The one-key and
-split filters then move once more with MIGRATE (migration.py's way) on the same server, as the
-yardstick of the same run. With --busy N, N processes spin at the servers' priority throughout,
+(readers send STRLEN): what Valkey's migration costs with no module type in it. The compact
+layout moves one COMPACT filter at 1 % of --items adds (made once by BF.MADD, then RESTOREd on
+each source), whose LOADCHUNKs the target checks segment by segment. The one-key and split
+filters then move once more with MIGRATE (migration.py's way) on the same server, as the
+yardstick of the same run. --layouts picks some of one,split,control,compact. With --busy N, N processes spin at the servers' priority throughout,
 as other work on a loaded host would. The machine is shared and has 2 cores.
 
 Usage: atomic_migration.py [--bloomrs PATH] [--server PATH] [--items N] [--parts N] [--runs N]
-                           [--busy N] [--out FILE]
+                           [--busy N] [--layouts L,...] [--out FILE]
 """
 
 import multiprocessing
@@ -97,25 +99,51 @@ def migration_job(source):
     return job if isinstance(job, dict) else dict(zip(job[::2], job[1::2]))
 
 
-def run_atomic(module, binary, items, keys, string_bytes=None):
-    """Makes the filter over `keys` (or, given `string_bytes`, strings of that many random
-    bytes), moves every slot holding it with MIGRATESLOTS."""
+def synthetic(items):
+    """fill(client, key, parts): a full plain filter of its share of `items`."""
+    return lambda raw, key, parts: fill_synthetic(raw, key, items // parts)
+
+
+def strings_of(length):
+    """fill(client, key, parts): a string of `length` random bytes (the control)."""
+    return lambda raw, key, parts: raw.set(key, os.urandom(length))
+
+
+def restored(payload):
+    """fill(client, key, parts): the value DUMP gave as `payload`."""
+    return lambda raw, key, parts: raw.restore(key, 0, payload)
+
+
+def compact_payload(module, binary, items):
+    """DUMP of a COMPACT filter at 1 % that `items` adds made (on a server of its own)."""
+    with RedisServer(module, binary=binary) as server:
+        raw = redis.Redis(port=server.port, protocol=2)
+        raw.execute_command("BF.RESERVE", "compact", 0.01, 1000, "COMPACT")
+        batch = 20_000
+        for start in range(0, items, batch * 10):
+            pipe = raw.pipeline(transaction=False)
+            for b in range(start, min(start + batch * 10, items), batch):
+                pipe.execute_command("BF.MADD", "compact",
+                                     *(b"item-%d" % i for i in range(b, min(b + batch, items))))
+            pipe.execute()
+        return raw.dump("compact")
+
+
+def run_atomic(module, binary, keys, fill, strings=False):
+    """Makes the value over `keys` with `fill`, moves every slot holding it with
+    MIGRATESLOTS."""
     with RedisServer(module, config=CLUSTER, binary=binary) as source, \
             RedisServer(module, config=CLUSTER, binary=binary) as target:
         make_cluster(source, target)
         raw = redis.Redis(port=source.port, protocol=2)
         for key in keys:
-            if string_bytes:
-                raw.set(key, os.urandom(string_bytes))
-            else:
-                fill_synthetic(raw, key, items // len(keys))
+            fill(raw, key, len(keys))
             raw.execute_command("BF.ADD", key.replace("big", "writes", 1), "first")
         slots = sorted({source.client.execute_command("CLUSTER", "KEYSLOT", k) for k in keys})
         ranges = [bound for slot in slots for bound in (slot, slot)]
         ports = [source.port, target.port]
         stop, out = multiprocessing.Event(), multiprocessing.Queue()
-        clients = [multiprocessing.Process(target=reader,
-                                           args=(ports, keys, bool(string_bytes), stop, out)),
+        clients = [multiprocessing.Process(target=reader, args=(ports, keys, strings, stop, out)),
                    multiprocessing.Process(target=writer, args=(ports, keys, stop, out)),
                    multiprocessing.Process(target=pinger, args=(target.port, stop, out))]
         for client in clients:
@@ -203,6 +231,7 @@ def main():
     parser.add_argument("--parts", type=int, default=64)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--busy", type=int, default=0)
+    parser.add_argument("--layouts", default="one,split,control,compact")
     parser.add_argument("--out", default="docs/bench/atomic-migration.json")
     args = parser.parse_args()
     binary = args.server or default_server()
@@ -223,20 +252,38 @@ def main():
 def measure(args, binary, result):
     """Every layout's runs, into `result`."""
     split = part_keys("big", args.parts)
-    for name, keys in [("one key", part_keys("big", 1)), (f"split into {args.parts} keys", split)]:
+    layouts = args.layouts.split(",")
+    for layout, name, keys in [("one", "one key", part_keys("big", 1)),
+                               ("split", f"split into {args.parts} keys", split)]:
+        if layout not in layouts:
+            continue
         print(f"== {name}", flush=True)
-        runs = [run_atomic(args.bloomrs, binary, args.items, keys) for _ in range(args.runs)]
-        layout = {"atomic": summary(runs), "atomic_runs": runs,
-                  "migrate": run_migrate(args.bloomrs, args.items, keys, binary=binary)}
-        result["layouts"][name] = layout
-        print(layout["atomic"], flush=True)
-    # The control: the split layout's slots holding strings the size of its filters.
-    string_bytes = result["layouts"][f"split into {args.parts} keys"]["atomic"]["key_bytes"]
-    name = f"control: {args.parts} strings of the same length"
-    print(f"== {name}", flush=True)
-    runs = [run_atomic(args.bloomrs, binary, args.items, split, string_bytes - 64)
-            for _ in range(args.runs)]
-    result["layouts"][name] = {"atomic": summary(runs), "atomic_runs": runs}
+        runs = [run_atomic(args.bloomrs, binary, keys, synthetic(args.items))
+                for _ in range(args.runs)]
+        result["layouts"][name] = {
+            "atomic": summary(runs), "atomic_runs": runs,
+            "migrate": run_migrate(args.bloomrs, args.items, keys, binary=binary)}
+        print(result["layouts"][name]["atomic"], flush=True)
+    if "control" in layouts:
+        # The split layout's slots holding strings the length of its filters.
+        with RedisServer(args.bloomrs, binary=binary) as server:
+            raw = redis.Redis(port=server.port, protocol=2)
+            fill_synthetic(raw, "probe", args.items // args.parts)
+            length = raw.memory_usage("probe", samples=0) - 64
+        name = f"control: {args.parts} strings of the same length"
+        print(f"== {name}", flush=True)
+        runs = [run_atomic(args.bloomrs, binary, split, strings_of(length), strings=True)
+                for _ in range(args.runs)]
+        result["layouts"][name] = {"atomic": summary(runs), "atomic_runs": runs}
+        print(result["layouts"][name]["atomic"], flush=True)
+    if "compact" in layouts:
+        payload = compact_payload(args.bloomrs, binary, args.items)
+        name = "one compact key"
+        print(f"== {name} ({len(payload):,} bytes of DUMP)", flush=True)
+        runs = [run_atomic(args.bloomrs, binary, part_keys("big", 1), restored(payload))
+                for _ in range(args.runs)]
+        result["layouts"][name] = {"atomic": summary(runs), "atomic_runs": runs}
+        print(result["layouts"][name]["atomic"], flush=True)
 
 
 if __name__ == "__main__":

@@ -85,13 +85,13 @@ pub fn log_load_error(io: *mut raw::RedisModuleIO, what: &str, error: &LoadError
 /// Bytes of one `BF.LOADCHUNK` or `CF.LOADCHUNK` the AOF rewrite emits where the kind's chunks
 /// can be cut that small (arrays of chains, blocked, counting and cuckoo filters and frozen
 /// static sets: any run; a compact filter: whole segments; a builder: whole hashes; windows:
-/// their generations' own). The AOF rewrite is also what Valkey 9's atomic slot
-/// migration streams to the target, whose main thread runs each command whole: a 16 MiB chunk
-/// held its other clients for tens of milliseconds (page faults of the copy, the argument's
-/// allocation and free), and a compact filter's for about 300 ms (each segment checked); a
-/// 1 MiB piece a millisecond, or some 15 ms of segments, for some 50 bytes and the key's name
-/// more per MiB in the file.
-pub const AOF_PIECE: u64 = 1 << 20;
+/// their generations' own). The AOF rewrite is also what Valkey 9's atomic slot migration
+/// streams to the target, whose main thread runs each command whole: a 16 MiB chunk held its
+/// other clients for tens of milliseconds (page faults of the copy, the argument's allocation
+/// and free), and a compact filter's for 240-320 ms (each segment is checked, about 15 ms of
+/// CPU per MiB). A quarter MiB takes well under a millisecond to copy, or about 4 ms of
+/// segments to check, for some 50 bytes and the key's name more in the file.
+pub const AOF_PIECE: u64 = 1 << 18;
 
 /// Emits `command key <iterator> <bytes>` into an AOF rewrite.
 pub fn emit_loadchunk(
