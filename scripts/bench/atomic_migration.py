@@ -117,7 +117,8 @@ def restored(payload):
 def compact_payload(module, binary, items):
     """DUMP of a COMPACT filter at 1 % that `items` adds made (on a server of its own)."""
     with RedisServer(module, binary=binary) as server:
-        raw = redis.Redis(port=server.port, protocol=2)
+        # DUMP of some 200 MB takes seconds, more on a loaded host.
+        raw = redis.Redis(port=server.port, protocol=2, socket_timeout=600)
         raw.execute_command("BF.RESERVE", "compact", 0.01, 1000, "COMPACT")
         batch = 20_000
         for start in range(0, items, batch * 10):
@@ -135,7 +136,7 @@ def run_atomic(module, binary, keys, fill, strings=False):
     with RedisServer(module, config=CLUSTER, binary=binary) as source, \
             RedisServer(module, config=CLUSTER, binary=binary) as target:
         make_cluster(source, target)
-        raw = redis.Redis(port=source.port, protocol=2)
+        raw = redis.Redis(port=source.port, protocol=2, socket_timeout=600)
         for key in keys:
             fill(raw, key, len(keys))
             raw.execute_command("BF.ADD", key.replace("big", "writes", 1), "first")
