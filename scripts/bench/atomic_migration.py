@@ -15,6 +15,7 @@ Meanwhile separate processes record the wall time of every command they send:
     writers   BF.ADD of new items to a small key in each slot moved (`writes:{tag}`),
               following MOVED: they wait out the hand-over's write pause;
     target    PING to the target, whose main thread runs the streamed LOADCHUNKs.
+Both nodes' latency monitors (threshold 10 ms) say what held a main thread that long.
 Each layout moves --runs times (default 5), each time on two fresh nodes. The control layout
 moves the split layout's slots holding plain strings of the same size instead of filters
 (readers send STRLEN): what Valkey's migration costs with no module type in it. The compact
@@ -136,10 +137,15 @@ def run_atomic(module, binary, keys, fill, strings=False):
     with RedisServer(module, config=CLUSTER, binary=binary) as source, \
             RedisServer(module, config=CLUSTER, binary=binary) as target:
         make_cluster(source, target)
+        # Every main-thread stall of 10 ms or more, by what Valkey was doing.
+        for node in (source, target):
+            node.client.config_set("latency-monitor-threshold", 10)
         raw = redis.Redis(port=source.port, protocol=2, socket_timeout=600)
         for key in keys:
             fill(raw, key, len(keys))
             raw.execute_command("BF.ADD", key.replace("big", "writes", 1), "first")
+        for node in (source, target):
+            node.client.execute_command("LATENCY", "RESET")
         slots = sorted({source.client.execute_command("CLUSTER", "KEYSLOT", k) for k in keys})
         ranges = [bound for slot in slots for bound in (slot, slot)]
         ports = [source.port, target.port]
@@ -172,13 +178,20 @@ def run_atomic(module, binary, keys, fill, strings=False):
         # The writes' keys moved too.
         assert target.client.dbsize() == 2 * len(keys), "not every key moved"
         at = dict(states)
+        stalls = {side: {name(entry[0]): entry[3]
+                         for entry in node.client.execute_command("LATENCY", "LATEST")}
+                  for side, node in (("source", source), ("target", target))}
         return {"keys": len(keys), "slots": len(slots),
                 "key_bytes": target.client.memory_usage(keys[0], samples=0),
-                "total_s": round(total, 2), "states_s": states,
+                "total_s": round(total, 2), "states_s": states, "stalls_ms": stalls,
                 "hand_over_ms": round((at["success"] - at["failover-paused"]) * 1000)
                 if "failover-paused" in at else None,
                 "source_fork_us": int(source.client.info("stats")["latest_fork_usec"]),
                 "clients": seen}
+
+
+def name(event):
+    return event.decode() if isinstance(event, bytes) else event
 
 
 def summary(runs):
@@ -193,6 +206,10 @@ def summary(runs):
                                      for r in runs),
             "hand_over_ms": [min(pauses), max(pauses)] if pauses else None,
             "longest_fork_ms": max(r["source_fork_us"] for r in runs) / 1000,
+            "longest_stalls_ms": {
+                side: {event: max(r["stalls_ms"][side].get(event, 0) for r in runs)
+                       for event in sorted({e for r in runs for e in r["stalls_ms"][side]})}
+                for side in ("source", "target")},
             "longest_total_s": max(r["total_s"] for r in runs)}
 
 
