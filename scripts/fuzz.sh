@@ -22,8 +22,16 @@ keep() {
     local target="$1" kept=0 size file
     "${cargo_fuzz[@]}" cmin "${sanitizer[@]}" "$target" "fuzz/corpus/$target" -- -rss_limit_mb=2048 \
         >/dev/null 2>&1 || { echo "cmin of $target failed"; exit 1; }
+    # Seeds kept by name (not by the fuzzer's hash) are regression inputs a test may read:
+    # they stay whatever the minimizing keeps.
+    local named
+    named="$(mktemp -d)"
+    find "fuzz/seeds/$target" -maxdepth 1 -type f -regextype posix-extended ! -regex '.*/[0-9a-f]{40}' \
+        -exec cp {} "$named/" \; 2>/dev/null || true
     rm -rf "fuzz/seeds/$target"
     mkdir -p "fuzz/seeds/$target"
+    cp "$named"/* "fuzz/seeds/$target/" 2>/dev/null || true
+    rm -rf "$named"
     while read -r size file; do
         [ $((kept + size)) -le $((keep_kb * 1024)) ] || break
         cp "$file" "fuzz/seeds/$target/"

@@ -64,7 +64,9 @@ if ! {
     "$cargo" build --release &&
         "$cargo" build --release --features fault-injection --target-dir target/fault-injection &&
         "$cargo" test --profile tests --lib &&
-        "$cargo" test --profile tests --test '*' --no-run
+        "$cargo" test --profile tests --test '*' --no-run &&
+        # The fuzz targets are a crate of their own that no test builds: check they compile.
+        "$cargo" check --manifest-path fuzz/Cargo.toml --bins --target-dir target/fuzz-check
 }; then
     wait_background || true
     exit 1

@@ -73,7 +73,7 @@ fn check_created(options: &BloomOptions) {
     assert!(options.growth >= 1, "growth {}", options.growth);
     if let Some(window) = options.window {
         assert!(window.seconds >= 1 && window.seconds <= bf::MAX_WINDOW_SECONDS as u64);
-        assert!((MIN_GENERATIONS..=MAX_GENERATIONS).contains(&window.generations));
+        assert!((MIN_GENERATIONS..=MAX_GENERATIONS).contains(&u32::from(window.generations)));
         assert!(!options.counting);
     }
     // A compact filter grows and keeps no window.
