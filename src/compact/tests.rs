@@ -960,3 +960,80 @@ fn a_runs_cost_read_directly_is_the_splits() {
         }
     }
 }
+
+/// An encoding-1 value of `n` adds' entries (one in two items added twice, so a repeated
+/// entry each), the table three quarters full, as a release before counters wrote it.
+fn encoding_1_with_repeats(n: u64) -> (Compact, u64) {
+    let mut filter = filled(0.01, true, n);
+    assert!(filter.migrate(u64::MAX));
+    // A fresh table of the same shape, without the counters the adds made.
+    filter.table = Table::new(filter.table.log2_slots, filter.table.width).unwrap();
+    let room = max_entries(filter.table.slots()) * 3 / 4;
+    let mut seen = std::collections::HashSet::new();
+    let (mut entries, mut repeats) = (0u64, 0u64);
+    for i in 0..n {
+        let (quotient, field) = filter.fresh(Compact::hash(&id(5, i)));
+        if !seen.insert((quotient, field)) {
+            continue;
+        }
+        let copies = 1 + (i % 2);
+        if entries + copies > room {
+            break;
+        }
+        for _ in 0..copies {
+            assert!(filter.table.insert(quotient, field));
+        }
+        entries += copies;
+        repeats += copies - 1;
+    }
+    filter.entries = entries;
+    filter.items = entries;
+    (filter, repeats)
+}
+
+/// The figure of the compact kind's page: what completing an encoding-1 value with repeated
+/// entries costs (its one doubling, which merges them), by LOADCHUNK of its header version 1
+/// chunks and by an RDB load. `cargo test --profile tests --lib
+/// compact::tests::completing_an_encoding_1_value_with_repeats_costs_one_doubling -- --ignored
+/// --nocapture`
+#[test]
+#[ignore]
+fn completing_an_encoding_1_value_with_repeats_costs_one_doubling() {
+    fn fastest(mut run: impl FnMut() -> std::time::Duration) -> std::time::Duration {
+        (0..3).map(|_| run()).min().unwrap_or_default()
+    }
+    for n in [100_000u64, 400_000, 1_600_000] {
+        let (filter, repeats) = encoding_1_with_repeats(n);
+        let mut header = filter.encode_header();
+        header[8] = 1;
+        let empty = Compact::from_header(&header, NO_LIMIT).unwrap();
+        let chunks: Vec<_> = filter.chunks().collect();
+        let (last_iter, last_bytes) = *chunks.last().unwrap();
+        let last = fastest(|| {
+            let mut c = empty.clone();
+            for &(iter, bytes) in &chunks[..chunks.len() - 1] {
+                c.load_chunk(iter, bytes, NO_LIMIT).unwrap();
+            }
+            let t = std::time::Instant::now();
+            c.load_chunk(last_iter, last_bytes, NO_LIMIT).unwrap();
+            let time = t.elapsed();
+            assert!(c.table.slots() > filter.table.slots(), "doubled");
+            time
+        });
+        let mut rdb = MemoryRdb::new();
+        filter.save_as(&mut rdb, 1);
+        let load = fastest(|| {
+            let mut r = rdb.clone();
+            let t = std::time::Instant::now();
+            let _ = Compact::load(&mut r, 1, NO_LIMIT).unwrap();
+            t.elapsed()
+        });
+        eprintln!(
+            "encoding 1: {} entries ({repeats} repeated), {} bytes in {} chunks: \
+             last chunk {last:?}, RDB load {load:?}",
+            filter.entries,
+            filter.bytes(),
+            chunks.len(),
+        );
+    }
+}
