@@ -84,6 +84,11 @@ fn check_created(options: &BloomOptions) {
     if options.blocked {
         assert!(!options.counting && !options.compact && options.window.is_none());
     }
+    // So is a static set: a builder of hashes, then a fuse filter.
+    if options.static_set {
+        assert!(!options.counting && !options.compact && !options.blocked);
+        assert!(options.window.is_none());
+    }
 }
 
 /// Whether a whole word (WINDOW, COUNTING, ...) is among the arguments from `from` on.
@@ -93,13 +98,14 @@ fn has_word(args: &ByteArgs, from: usize, word: &str) -> bool {
 
 fn check_bf_reserve(args: &ByteArgs) {
     let parsed = bf::parse_bf_reserve(args);
-    // The window's four words, COUNTING, COMPACT and BLOCKED widen RedisBloom's arity when
-    // present.
+    // The window's four words, COUNTING, COMPACT, BLOCKED and STATIC widen RedisBloom's arity
+    // when present.
     let most = 7
         + 4 * usize::from(has_word(args, 4, "WINDOW"))
         + usize::from(has_word(args, 4, "COUNTING"))
         + usize::from(has_word(args, 4, "COMPACT"))
-        + usize::from(has_word(args, 4, "BLOCKED"));
+        + usize::from(has_word(args, 4, "BLOCKED"))
+        + usize::from(has_word(args, 4, "STATIC"));
     let arity = (4..=most).contains(&args.len());
     assert_eq!(parsed == Err(bf::ArgError::Arity), !arity);
     if let Ok(options) = parsed {
@@ -109,6 +115,7 @@ fn check_bf_reserve(args: &ByteArgs) {
         assert_eq!(options.window.is_some(), has_word(args, 4, "WINDOW"));
         assert_eq!(options.compact, has_word(args, 4, "COMPACT"));
         assert_eq!(options.blocked, has_word(args, 4, "BLOCKED"));
+        assert_eq!(options.static_set, has_word(args, 4, "STATIC"));
     }
 }
 

@@ -873,3 +873,68 @@ fn insert_blocked_is_the_whole_word_and_the_default_yields() {
     };
     assert_eq!(i(&["BLOCKED"], windowed), Ok(Some(blocked(DEFAULTS))));
 }
+
+fn static_set(options: BloomOptions) -> BloomOptions {
+    BloomOptions {
+        static_set: true,
+        ..options
+    }
+}
+
+/// STATIC widens the arity by one, as the other layouts' words do (the args fuzz target's
+/// input: seven arguments and STATIC), and refuses every other layout.
+#[test]
+fn reserve_static_is_one_more_keyword_and_refuses_the_other_layouts() {
+    let r = |tail: &[&str]| reserve(&[&["BF.RESERVE", "k", "0.01", "100"], tail].concat());
+    assert_parses(
+        r,
+        &[
+            (&["STATIC"], Ok(static_set(options(100, 0.01, 2, true)))),
+            (
+                &["EXPANSION", "4", "other", "static"],
+                Ok(static_set(options(100, 0.01, 4, true))),
+            ),
+            (
+                &["NONSCALING", "static"],
+                Ok(static_set(options(100, 0.01, 2, false))),
+            ),
+            (&["EXPANSION", "4", "EXPANSION", "x", "STATIC"], Err(Arity)),
+            (&["STATIC", "COMPACT"], Err(StaticWithLayout)),
+            (&["COUNTING", "STATIC"], Err(StaticWithLayout)),
+            (&["STATIC", "BLOCKED"], Err(StaticWithLayout)),
+            (&["STATIC", "WINDOW", "60"], Err(StaticWithLayout)),
+        ],
+    );
+    // Without STATIC, eight arguments are one too many.
+    assert_eq!(r(&["EXPANSION", "4", "other", "x"]), Err(Arity));
+}
+
+#[test]
+fn insert_static_is_the_whole_word_and_the_defaults_yield() {
+    let i = |words: &[&str], defaults| {
+        with_args(
+            &[&["BF.INSERT", "k"], words, &["ITEMS", "a"]].concat(),
+            |args| parse_bf_insert(args, defaults),
+        )
+        .map(|spec| spec.create)
+    };
+    assert_parses(
+        |words| i(words, DEFAULTS),
+        &[
+            (&["STATIC"], Ok(Some(static_set(DEFAULTS)))),
+            (&["STATI"], Err(InsertUnknownOption)),
+            (&["STATIC", "COMPACT"], Err(StaticWithLayout)),
+            (&["STATIC", "COUNTING"], Err(StaticWithLayout)),
+            (&["STATIC", "BLOCKED"], Err(StaticWithLayout)),
+            (&["WINDOW", "9", "STATIC"], Err(StaticWithLayout)),
+        ],
+    );
+    // bf-compact, bf-blocked and bf-window make nothing of an explicit STATIC but a static set.
+    let windowed = BloomOptions {
+        window: window(60, 4),
+        ..DEFAULTS
+    };
+    for defaults in [compact(DEFAULTS), blocked(DEFAULTS), windowed] {
+        assert_eq!(i(&["STATIC"], defaults), Ok(Some(static_set(DEFAULTS))));
+    }
+}
