@@ -4,6 +4,7 @@
 //! decimal form of an i64.
 #![no_main]
 
+use bloomrs::compact::MIN_ERROR;
 use bloomrs::syntax::bf::{self, BloomOptions, DEFAULT_GROWTH};
 use bloomrs::syntax::cf;
 use bloomrs::syntax::{parse_double, parse_int, Argv, ByteArgs};
@@ -65,8 +66,8 @@ fn check_numbers(word: &[u8]) {
 }
 
 /// Whatever a parser accepts is in the range every kind's constructor and validator accept:
-/// growth at least 1 (no truncation of EXPANSION to 32 bits), a window within its bounds, and
-/// never a counting filter with a window.
+/// growth at least 1 (no truncation of EXPANSION to 32 bits), a window within its bounds,
+/// never a counting filter with a window, and each layout with only what it composes with.
 fn check_created(options: &BloomOptions) {
     assert!(options.error > 0.0 && options.error < 1.0);
     assert!(options.capacity >= 1 && options.capacity <= i64::MAX as u64);
@@ -76,9 +77,12 @@ fn check_created(options: &BloomOptions) {
         assert!((MIN_GENERATIONS..=MAX_GENERATIONS).contains(&u32::from(window.generations)));
         assert!(!options.counting);
     }
-    // A compact filter grows and keeps no window.
+    // A compact filter grows, with a window (the feed filter) or without, at a rate its
+    // fingerprints reach (each generation's share of it when windowed).
     if options.compact {
-        assert!(options.scaling && options.window.is_none());
+        assert!(options.scaling);
+        let shares = options.window.map_or(1, |w| w.generations);
+        assert!(options.error / f64::from(shares) >= MIN_ERROR);
     }
     // A blocked filter is its own layout: neither counting, compact nor windowed.
     if options.blocked {
