@@ -9,8 +9,8 @@
 //! - the work of the step stays within its bound, where the kind meters it.
 //!
 //! Checking everything after every step costs time in proportion to the value and to the
-//! items, so [`Limits`] says where the driver checks at a cadence instead: values of at most
-//! `small_bytes` get the round trips and the no-change check after every step, larger ones
+//! items, so [`Limits`] says where the driver checks at a cadence instead: values whose checks
+//! walk at most `small_bytes` get the round trips and the no-change check after every step, larger ones
 //! every `cadence` steps and at the end; every item is looked up after every step while at
 //! most `scan_items` have adds outstanding, beyond that the step's own item and a rotating
 //! window of `scan_items` are, and all of them every `cadence` steps and at the end.
@@ -191,7 +191,7 @@ impl<K: Kind> Driver<'_, K> {
         if writes {
             self.value.advance(self.now_ms);
         }
-        let small = self.value.bytes() <= self.limits.small_bytes;
+        let small = self.value.check_cost() <= self.limits.small_bytes;
         let before = (writes && small).then(|| self.value.clone());
         self.value.take_work();
         let changed = match step {

@@ -139,8 +139,13 @@ pub trait Kind: Sized + Clone + PartialEq + Debug {
         false
     }
     fn contains(&self, item: &[u8], now_ms: u64) -> bool;
-    /// Bytes the value reports (decides how often the expensive checks run).
+    /// Bytes the value reports.
     fn bytes(&self) -> u64;
+    /// What one check of the stored forms walks (decides how often those checks run): the
+    /// value's bytes, unless the kind's own check does more.
+    fn check_cost(&self) -> u64 {
+        self.bytes()
+    }
 
     fn deletes(&self) -> Deletes {
         Deletes::None

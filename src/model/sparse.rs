@@ -108,6 +108,26 @@ impl Kind for SparseKind {
             Form::Dense(chain) => chain.reported_bytes(),
         }
     }
+    /// The sparse form's check builds the dense chain twice, one probe per hash function per
+    /// item each time: at a tiny error rate (a thousand hash functions) that is far more than
+    /// its bytes.
+    fn check_cost(&self) -> u64 {
+        match &self.form {
+            Form::Sparse(sparse) => {
+                let hashes = <Chain>::first_link(
+                    sparse.capacity,
+                    sparse.error,
+                    sparse.is_scaling(),
+                    u64::MAX,
+                )
+                .map_or(0, |(_, shape)| u64::from(shape.hashes));
+                sparse
+                    .bytes()
+                    .max(sparse.len().saturating_mul(hashes).saturating_mul(2))
+            }
+            Form::Dense(chain) => chain.reported_bytes(),
+        }
+    }
     /// BF.SCANDUMP of the sparse form (the dense chain's header and chunks, built from the
     /// hash pairs) loads as exactly the chain it promotes to.
     fn check(&self, max_bytes: u64) -> Result<(), String> {
