@@ -20,8 +20,10 @@ fuzz_target!(|data: &[u8]| {
     // thousands of sub-filters chunk by chunk is quadratic; the round trip is checked below that.
     if filter.num_filters() <= 4096 {
         let mut copy = CuckooFilter::from_header(&filter.encode_header(), MAX_BYTES).expect("own header");
-        // The AOF rewrite's pieces, at a limit the input picks (runs of one sub-filter).
-        let limit = 1 + 64 * u64::from(header.first().copied().unwrap_or(0));
+        // The AOF rewrite's pieces, at a limit the input picks (runs of one sub-filter), no
+        // shorter than keeps the copy's walks (pieces × sub-filters) near 2^24 steps.
+        let walk_floor = filter.size_bytes().saturating_mul(u64::from(filter.num_filters())) >> 24;
+        let limit = (1 + 64 * u64::from(header.first().copied().unwrap_or(0))).max(walk_floor);
         for (iter, bytes) in filter.rewrite_chunks(limit).skip(1) {
             copy.load_chunk(iter, &bytes).expect("own chunk");
         }
