@@ -41,7 +41,7 @@ export BLOOMRS_SERVER_PRELOAD="$runtime"
 status=0
 start=$SECONDS
 CHAOS_OPS="$chaos_ops" cargo test --profile tests --test chaos -- --nocapture 2>&1 |
-    grep -E '^chaos:|panicked|test result' || status=1
+    grep -E 'chaos: |panicked|test result' || status=1
 echo "asan: chaos, $chaos_ops operations, $((SECONDS - start)) s"
 start=$SECONDS
 BLOOMRS_REPL_OPS="$repl_ops" cargo test --profile tests --test replication_random -- --nocapture ||
