@@ -218,6 +218,10 @@ const QUIET_LINK: [&str; 4] = [
     "--repl-timeout",
     "7200",
 ];
+/// How long after its start the primary may still send its first PING (see
+/// `after_the_primary_first_ping`): about a second, and the rest is margin for a loaded
+/// machine, whose cron runs late.
+const FIRST_PING_WITHIN: Duration = Duration::from_millis(2500);
 
 fn connect(server: &Server) -> Client {
     let mut client = server.client();
@@ -761,6 +765,8 @@ struct Run {
     seed: u64,
     work: Workload,
     primary: Server,
+    /// When the primary last started.
+    primary_up: Instant,
     replica: Server,
     p: Client,
     r: Client,
@@ -812,12 +818,14 @@ fn startup_args(settings: &[(&str, &str)]) -> Vec<String> {
 impl Run {
     fn start(seed: u64, keep_going: bool) -> Run {
         let primary = Run::launch_primary();
+        let primary_up = Instant::now();
         let replica = Run::launch_replica(primary.port);
         let (p, r) = (connect(&primary), connect(&replica));
         let mut run = Run {
             seed,
             work: Workload { rng: Rng(seed) },
             primary,
+            primary_up,
             replica,
             p,
             r,
@@ -843,10 +851,11 @@ impl Run {
     fn launch_primary() -> Server {
         let mut config = startup_args(PRIMARY_SETTINGS);
         config.extend(["--propagation-error-behavior".into(), "panic".into()]);
-        // No PING to the replica between the run's own writes: one that arrives while the
-        // replica runs DEBUG LOADAOF is answered -LOADING, which `propagation-error-behavior
-        // panic` turns into a panic of the server (seen once on Valkey 8.0 under load). With
-        // no pings the link's timeout is lengthened to match, on both sides.
+        // No PING to the replica between the run's own writes but the first after start-up
+        // (`after_the_primary_first_ping`): one that arrives while the replica runs DEBUG
+        // LOADAOF is answered -LOADING, which `propagation-error-behavior panic` turns into a
+        // panic of the server. With no pings the link's timeout is lengthened to match, on
+        // both sides.
         config.extend(QUIET_LINK.iter().map(|a| a.to_string()));
         let config: Vec<&str> = config.iter().map(String::as_str).collect();
         Server::with_module_and_config(fault_module(), &config)
@@ -1262,6 +1271,7 @@ impl Run {
         remove_data(&self.primary);
         remove_data(&self.replica);
         try_restart(&mut self.primary).expect("the primary starts empty");
+        self.primary_up = Instant::now();
         let port = self.primary.port;
         set_startup_replicaof(&mut self.replica, port);
         try_restart(&mut self.replica).expect("the replica starts empty");
@@ -1281,6 +1291,7 @@ impl Run {
         }
         match side {
             Side::Primary => {
+                self.primary_up = Instant::now();
                 self.p = connect(&self.primary);
                 let port = self.primary.port;
                 set_startup_replicaof(&mut self.replica, port);
@@ -1292,6 +1303,19 @@ impl Run {
         }
         self.apply_clocks();
         true
+    }
+
+    /// Waits until the primary's first replication cron has passed before the replica loads
+    /// while linked. That cron PINGs the replicas whatever `repl-ping-replica-period` (its
+    /// count of seconds starts at zero), and runs up to about a second after start-up, later
+    /// when loading advanced the server's cron count: a PING that then reaches a replica in
+    /// the middle of `DEBUG RELOAD` or `DEBUG LOADAOF` is answered -LOADING, which
+    /// `propagation-error-behavior panic` turns into a panic of the replica.
+    fn after_the_primary_first_ping(&self) {
+        let quiet = self.primary_up + FIRST_PING_WITHIN;
+        if let Some(left) = quiet.checked_duration_since(Instant::now()) {
+            std::thread::sleep(left);
+        }
     }
 
     /// Turns the AOF on (waiting for its first rewrite), with or without an RDB preamble.
@@ -1341,6 +1365,7 @@ impl Run {
                 "DEBUG RELOAD on the primary"
             }
             1 => {
+                self.after_the_primary_first_ping();
                 if !self.persist(Side::Replica, &["DEBUG", "RELOAD"]) {
                     return false;
                 }
@@ -1368,6 +1393,7 @@ impl Run {
                     return false;
                 }
                 wait_for_persistence(&mut self.r);
+                self.after_the_primary_first_ping();
                 if !self.persist(Side::Replica, &["DEBUG", "LOADAOF"]) {
                     return false;
                 }
