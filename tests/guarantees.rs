@@ -413,6 +413,7 @@ fn a_replicas_lower_cap_never_refuses_the_primary() {
     wait_replica_synced(&mut pair.p, &mut pair.r);
     // Nor does the replica's own reload refuse what it holds.
     let held = digests(&mut pair.r);
+    pair.primary.after_first_ping();
     assert_eq!(call!(pair.r, "DEBUG", "RELOAD"), ok());
     assert_eq!(digests(&mut pair.r), held);
     pair.assert_identical();

@@ -218,10 +218,6 @@ const QUIET_LINK: [&str; 4] = [
     "--repl-timeout",
     "7200",
 ];
-/// How long after its start the primary may still send its first PING (see
-/// `after_the_primary_first_ping`): about a second, and the rest is margin for a loaded
-/// machine, whose cron runs late.
-const FIRST_PING_WITHIN: Duration = Duration::from_millis(2500);
 
 fn connect(server: &Server) -> Client {
     let mut client = server.client();
@@ -765,8 +761,6 @@ struct Run {
     seed: u64,
     work: Workload,
     primary: Server,
-    /// When the primary last started.
-    primary_up: Instant,
     replica: Server,
     p: Client,
     r: Client,
@@ -818,14 +812,12 @@ fn startup_args(settings: &[(&str, &str)]) -> Vec<String> {
 impl Run {
     fn start(seed: u64, keep_going: bool) -> Run {
         let primary = Run::launch_primary();
-        let primary_up = Instant::now();
         let replica = Run::launch_replica(primary.port);
         let (p, r) = (connect(&primary), connect(&replica));
         let mut run = Run {
             seed,
             work: Workload { rng: Rng(seed) },
             primary,
-            primary_up,
             replica,
             p,
             r,
@@ -852,7 +844,7 @@ impl Run {
         let mut config = startup_args(PRIMARY_SETTINGS);
         config.extend(["--propagation-error-behavior".into(), "panic".into()]);
         // No PING to the replica between the run's own writes but the first after start-up
-        // (`after_the_primary_first_ping`): one that arrives while the replica runs DEBUG
+        // (`Server::after_first_ping`): one that arrives while the replica runs DEBUG
         // LOADAOF is answered -LOADING, which `propagation-error-behavior panic` turns into a
         // panic of the server. With no pings the link's timeout is lengthened to match, on
         // both sides.
@@ -1271,7 +1263,6 @@ impl Run {
         remove_data(&self.primary);
         remove_data(&self.replica);
         try_restart(&mut self.primary).expect("the primary starts empty");
-        self.primary_up = Instant::now();
         let port = self.primary.port;
         set_startup_replicaof(&mut self.replica, port);
         try_restart(&mut self.replica).expect("the replica starts empty");
@@ -1291,7 +1282,6 @@ impl Run {
         }
         match side {
             Side::Primary => {
-                self.primary_up = Instant::now();
                 self.p = connect(&self.primary);
                 let port = self.primary.port;
                 set_startup_replicaof(&mut self.replica, port);
@@ -1303,19 +1293,6 @@ impl Run {
         }
         self.apply_clocks();
         true
-    }
-
-    /// Waits until the primary's first replication cron has passed before the replica loads
-    /// while linked. That cron PINGs the replicas whatever `repl-ping-replica-period` (its
-    /// count of seconds starts at zero), and runs up to about a second after start-up, later
-    /// when loading advanced the server's cron count: a PING that then reaches a replica in
-    /// the middle of `DEBUG RELOAD` or `DEBUG LOADAOF` is answered -LOADING, which
-    /// `propagation-error-behavior panic` turns into a panic of the replica.
-    fn after_the_primary_first_ping(&self) {
-        let quiet = self.primary_up + FIRST_PING_WITHIN;
-        if let Some(left) = quiet.checked_duration_since(Instant::now()) {
-            std::thread::sleep(left);
-        }
     }
 
     /// Turns the AOF on (waiting for its first rewrite), with or without an RDB preamble.
@@ -1365,7 +1342,7 @@ impl Run {
                 "DEBUG RELOAD on the primary"
             }
             1 => {
-                self.after_the_primary_first_ping();
+                self.primary.after_first_ping();
                 if !self.persist(Side::Replica, &["DEBUG", "RELOAD"]) {
                     return false;
                 }
@@ -1393,7 +1370,7 @@ impl Run {
                     return false;
                 }
                 wait_for_persistence(&mut self.r);
-                self.after_the_primary_first_ping();
+                self.primary.after_first_ping();
                 if !self.persist(Side::Replica, &["DEBUG", "LOADAOF"]) {
                     return false;
                 }

@@ -182,7 +182,14 @@ pub struct Server {
     pub config: Vec<String>,
     /// The configuration file it starts from (`with_conf_file`), which then loads the module.
     pub conf_file: Option<PathBuf>,
+    /// When it last came up (started or restarted).
+    pub started: Instant,
 }
+
+/// How long after start-up a primary may still send its first PING (see
+/// `Server::after_first_ping`): about a second, and the rest is margin for a loaded machine,
+/// whose cron runs late.
+const FIRST_PING_WITHIN: Duration = Duration::from_millis(2500);
 
 impl Server {
     pub fn start() -> Server {
@@ -240,6 +247,7 @@ impl Server {
             module_args: Vec::new(),
             config: Vec::new(),
             conf_file: Some(conf),
+            started: Instant::now(),
         };
         if let Err(why) = server.launch() {
             panic!("{} did not start: {why}", server.binary);
@@ -273,6 +281,7 @@ impl Server {
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             config: config.iter().map(|s| s.to_string()).collect(),
             conf_file: None,
+            started: Instant::now(),
         };
         if let Err(why) = server.launch() {
             panic!("{binary} did not start: {why}");
@@ -318,6 +327,7 @@ impl Server {
                 .map_err(|e| format!("cannot run {}: {e}", self.binary))?;
             self.child = Some(child);
             if self.wait_ready() {
+                self.started = Instant::now();
                 return Ok(());
             }
             self.kill();
@@ -359,6 +369,20 @@ impl Server {
     }
 
     /// Stops the server (SIGKILL, nothing saved) and starts it again on the same directory.
+    /// Waits, on a primary, until its first PING to its replicas is past, before a replica
+    /// loads while linked (`DEBUG RELOAD`, `DEBUG LOADAOF`). The primary's replication cron
+    /// counts its seconds from zero at start-up and PINGs the replicas on its first run
+    /// whatever `repl-ping-replica-period`, about a second after start-up (later when loading
+    /// advanced the server's cron count), by when a replica has linked: a PING that reaches
+    /// the replica while it loads is answered -LOADING, which `propagation-error-behavior
+    /// panic` turns into a panic of the replica.
+    pub fn after_first_ping(&self) {
+        let quiet = self.started + FIRST_PING_WITHIN;
+        if let Some(left) = quiet.checked_duration_since(Instant::now()) {
+            std::thread::sleep(left);
+        }
+    }
+
     pub fn restart(&mut self) {
         self.kill();
         if let Err(why) = self.launch() {
